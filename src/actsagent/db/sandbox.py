@@ -1,0 +1,64 @@
+"""Disposable copies of a PostgreSQL database, where any statement may run.
+
+BIRD-CRITIC tasks include DDL and DML, so offline repair runs in a copy made with
+``CREATE DATABASE ... TEMPLATE ...`` and dropped afterwards; the template is never touched.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+from psycopg import sql as pgsql
+
+from actsagent.config import Limits
+from actsagent.db.postgres import PostgresDatabase
+from actsagent.errors import DatabaseUnavailable, UserError
+
+
+def _admin_url(url: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    info["dbname"] = "postgres"
+    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+
+
+def _with_db(url: str, dbname: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    info["dbname"] = dbname
+    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+
+
+@contextmanager
+def sandbox(template: PostgresDatabase | str, *, limits: Limits | None = None,
+            name: str | None = None) -> Iterator[PostgresDatabase]:
+    """Yield a writable copy of ``template`` (a Database or a URL); drop it on exit."""
+    url = template.url if isinstance(template, PostgresDatabase) else template
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    source = str(info.get("dbname") or "postgres")
+    copy = name or f"{source[:40]}_sbx_{uuid.uuid4().hex[:10]}"
+    admin = _admin_url(url)
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            # CREATE DATABASE ... TEMPLATE needs no other session on the source; pooled ones reconnect.
+            _terminate(conn, source)
+            conn.execute(pgsql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                pgsql.Identifier(copy), pgsql.Identifier(source)))
+    except psycopg.errors.InvalidCatalogName as e:
+        raise UserError(f"template database {source!r} does not exist") from e
+    except psycopg.OperationalError as e:
+        raise DatabaseUnavailable(f"cannot create a sandbox from {source!r}: {e}") from e
+    db = PostgresDatabase(_with_db(url, copy), limits=limits, writable=True, single_statement=False)
+    try:
+        yield db
+    finally:
+        db.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            _terminate(conn, copy)
+            conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {}").format(pgsql.Identifier(copy)))
+
+
+def _terminate(conn: psycopg.Connection, dbname: str) -> None:
+    conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                 [dbname])

@@ -1,0 +1,91 @@
+"""SQLite files (Spider, BIRD): opened read-only unless a writable copy is asked for."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from actsagent.config import Limits
+from actsagent.db.base import Database
+from actsagent.db.classify import classify_sqlite
+from actsagent.db.results import Column, DbError, ExecResult, QueryResult
+from actsagent.errors import DatabaseUnavailable, UserError
+
+
+class SqliteDatabase(Database):
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path, *, limits: Limits | None = None, writable: bool = False) -> None:
+        super().__init__(limits)
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise UserError(f"SQLite database not found: {self.path}")
+        self.url = f"sqlite:///{self.path}"
+        self.name = self.path.stem
+        self.writable = writable
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            mode = "rw" if self.writable else "ro"
+            try:
+                conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, check_same_thread=False,
+                                       isolation_level=None)
+                conn.execute("select 1 from sqlite_master limit 1")
+            except sqlite3.DatabaseError as e:
+                raise DatabaseUnavailable(f"cannot open SQLite file {self.path}: {e}") from e
+            conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
+            self._local.conn = conn
+            with self._lock:
+                self._conns.append(conn)
+        return conn
+
+    def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
+                read_only: bool = True) -> ExecResult:
+        cap = max_rows or self.limits.max_rows
+        timeout = timeout_s or self.limits.statement_timeout_s
+        conn = self._conn()
+        deadline = time.perf_counter() + timeout
+        conn.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 2000)
+        start = time.perf_counter()
+        try:
+            if read_only or not self.writable:
+                conn.execute("PRAGMA query_only = ON")
+            conn.execute("BEGIN")
+            cur = conn.execute(sql)
+            rows = cur.fetchmany(cap + 1) if cur.description else []
+            truncated = len(rows) > cap
+            rows = rows[:cap]
+            cols = [Column(name=d[0], type="") for d in (cur.description or [])]
+            if read_only or not self.writable:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute("COMMIT")
+            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in rows], row_count=len(rows),
+                               truncated=truncated, elapsed_ms=(time.perf_counter() - start) * 1000,
+                               status=f"SELECT {len(rows)}" if cols else "OK")
+        except (sqlite3.Error, ValueError, OverflowError) as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            msg = str(e)
+            if isinstance(e, sqlite3.Warning) and "one statement" in msg:
+                msg = "multiple statements: " + msg
+            cls, ident = classify_sqlite(msg)
+            return DbError(sql=sql, engine="sqlite", error_class=cls, message=msg,
+                           code=getattr(e, "sqlite_errorname", None), identifier=ident,
+                           elapsed_ms=(time.perf_counter() - start) * 1000)
+        finally:
+            conn.execute("PRAGMA query_only = OFF")
+            conn.set_progress_handler(None, 0)
+
+    def close(self) -> None:
+        with self._lock:
+            for c in self._conns:
+                c.close()
+            self._conns.clear()
+        self._local = threading.local()

@@ -1,0 +1,131 @@
+"""Read tables, columns, keys, comments, row estimates and value samples through ``Database.execute``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from actsagent.schema.model import ColumnInfo, ForeignKey, SchemaInfo, TableInfo
+
+if TYPE_CHECKING:
+    from actsagent.db.base import Database
+
+SAMPLE_SCAN_ROWS = 10000  # rows read per column when looking for low-cardinality values
+MAX_SAMPLE_VALUES = 20
+TEXT_TYPES = ("text", "character", "char", "varchar", "citext", "name", "clob", "string")
+HIDDEN_SCHEMAS = ("pg_catalog", "information_schema", "actsagent")
+
+PG_COLUMNS = """
+SELECT n.nspname, c.relname, obj_description(c.oid, 'pg_class'), c.reltuples::bigint,
+       a.attname, format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, col_description(c.oid, a.attnum)
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'actsagent')
+  AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
+  AND has_schema_privilege(n.oid, 'USAGE')
+ORDER BY n.nspname, c.relname, a.attnum
+"""
+
+PG_CONSTRAINTS = """
+SELECT n.nspname, c.relname, con.contype,
+       ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(num, ord)
+             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num ORDER BY k.ord),
+       rc.relname,
+       ARRAY(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY k(num, ord)
+             JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.num ORDER BY k.ord)
+FROM pg_constraint con
+JOIN pg_class c ON c.oid = con.conrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_class rc ON rc.oid = con.confrelid
+WHERE con.contype IN ('p', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'actsagent')
+"""
+
+
+def introspect(db: Database, *, samples: bool = True) -> SchemaInfo:
+    schema = _introspect_postgres(db) if db.dialect == "postgres" else _introspect_sqlite(db)
+    if samples:
+        for t in schema.tables:
+            for c in t.columns:
+                if any(k in c.type.lower() for k in TEXT_TYPES) or (db.dialect == "sqlite" and c.type == ""):
+                    _sample(db, t, c)
+    return schema
+
+
+def _rows(db: Database, sql: str) -> list[list]:
+    res = db.execute(sql, max_rows=1_000_000, timeout_s=max(db.limits.statement_timeout_s, 30))
+    if not res.ok:
+        raise RuntimeError(f"introspection query failed: {res.message}")
+    return res.rows
+
+
+def _introspect_postgres(db: Database) -> SchemaInfo:
+    tables: dict[tuple[str, str], TableInfo] = {}
+    for nsp, rel, tcomment, reltuples, col, typ, nullable, ccomment in _rows(db, PG_COLUMNS):
+        t = tables.get((nsp, rel))
+        if t is None:
+            t = tables[(nsp, rel)] = TableInfo(name=rel, schema_name=nsp, comment=tcomment,
+                                               row_estimate=int(reltuples) if reltuples is not None and reltuples >= 0 else None)
+        t.columns.append(ColumnInfo(name=col, type=typ, nullable=bool(nullable), comment=ccomment))
+    for nsp, rel, kind, cols, ref_table, ref_cols in _rows(db, PG_CONSTRAINTS):
+        t = tables.get((nsp, rel))
+        if t is None:
+            continue
+        if kind == "p":
+            t.primary_key = list(cols)
+            for c in cols:
+                if (ci := t.column(c)) is not None:
+                    ci.primary_key = True
+        else:
+            t.foreign_keys.append(ForeignKey(columns=list(cols), ref_table=ref_table, ref_columns=list(ref_cols)))
+            if len(cols) == 1 and (ci := t.column(cols[0])) is not None:
+                ci.references = f"{ref_table}.{ref_cols[0]}"
+    for t in tables.values():
+        if t.row_estimate is None:
+            res = db.execute(f"SELECT count(*) FROM {_qident(t.schema_name)}.{_qident(t.name)}")
+            t.row_estimate = int(res.rows[0][0]) if res.ok else None
+    return SchemaInfo(dialect="postgres", database=db.name, tables=list(tables.values()))
+
+
+def _introspect_sqlite(db: Database) -> SchemaInfo:
+    tables: list[TableInfo] = []
+    names = _rows(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                      "AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    for (name,) in names:
+        t = TableInfo(name=name)
+        pk: list[tuple[int, str]] = []
+        for _cid, col, typ, notnull, _default, pkpos in _rows(db, f"PRAGMA table_info({_qident(name)})"):
+            t.columns.append(ColumnInfo(name=col, type=(typ or "").lower(), nullable=not notnull, primary_key=bool(pkpos)))
+            if pkpos:
+                pk.append((pkpos, col))
+        t.primary_key = [c for _, c in sorted(pk)]
+        fks: dict[int, ForeignKey] = {}
+        for fid, _seq, ref_table, frm, to, *_ in _rows(db, f"PRAGMA foreign_key_list({_qident(name)})"):
+            fk = fks.setdefault(fid, ForeignKey(columns=[], ref_table=ref_table, ref_columns=[]))
+            fk.columns.append(frm)
+            fk.ref_columns.append(to or "")
+        t.foreign_keys = list(fks.values())
+        for fk in t.foreign_keys:
+            if len(fk.columns) == 1 and (ci := t.column(fk.columns[0])) is not None:
+                ci.references = f"{fk.ref_table}.{fk.ref_columns[0] or 'rowid'}"
+        res = db.execute(f"SELECT count(*) FROM {_qident(name)}")
+        t.row_estimate = int(res.rows[0][0]) if res.ok else None
+        tables.append(t)
+    return SchemaInfo(dialect="sqlite", database=db.name, tables=tables)
+
+
+def _sample(db: Database, t: TableInfo, c: ColumnInfo) -> None:
+    table = f"{_qident(t.schema_name)}.{_qident(t.name)}" if t.schema_name else _qident(t.name)
+    col = _qident(c.name)
+    sql = (f"SELECT v, count(*) FROM (SELECT {col} AS v FROM {table} LIMIT {SAMPLE_SCAN_ROWS}) s "
+           f"WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC LIMIT {MAX_SAMPLE_VALUES + 1}")
+    res = db.execute(sql)
+    if not res.ok:
+        return
+    c.distinct_estimate = len(res.rows)
+    if 0 < len(res.rows) <= MAX_SAMPLE_VALUES:
+        c.sample_values = [str(v) for v, _ in res.rows]
+
+
+def _qident(name: str | None) -> str:
+    return '"' + (name or "").replace('"', '""') + '"'

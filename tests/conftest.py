@@ -1,0 +1,96 @@
+"""Shared fixtures: a real embedded PostgreSQL per test session, fresh databases per test, no LLM.
+
+Databases are never mocked. Each session gets its own ACTSAGENT_HOME, so tests never touch
+a user's embedded server or caches.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+_HOME = Path(os.environ.get("ACTSAGENT_TEST_HOME") or tempfile.mkdtemp(prefix="actsagent-test-"))
+os.environ["ACTSAGENT_HOME"] = str(_HOME)
+# No test may reach a real model by accident: drop credentials, point any client at a dead port.
+for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"):
+    os.environ.pop(var, None)
+os.environ["ACTSAGENT_NO_LLM"] = "1"
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+MODEL_PATH = SHARED / "models" / "all-MiniLM-L6-v2-onnx-int8"
+os.environ.setdefault("ACTSAGENT_EMBED_MODEL_PATH", str(MODEL_PATH))
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url() -> str:
+    from actsagent.db import embedded
+
+    return embedded.server_url("postgres")
+
+
+@pytest.fixture
+def pg_db_factory(pg_admin_url: str) -> Iterator:
+    """Create fresh databases on the embedded server, with setup SQL; dropped after the test."""
+    from actsagent.db.postgres import PostgresDatabase
+
+    made: list[tuple[str, PostgresDatabase]] = []
+
+    def make(setup: list[str] | str = (), **kwargs) -> PostgresDatabase:
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = pg_admin_url.replace("/postgres?", f"/{name}?")
+        stmts = [setup] if isinstance(setup, str) else list(setup)
+        if stmts:
+            with psycopg.connect(url, autocommit=True) as conn:
+                for s in stmts:
+                    conn.execute(s)
+        db = PostgresDatabase(url, **kwargs)
+        made.append((name, db))
+        return db
+
+    yield make
+    for name, db in made:
+        db.close()
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
+@pytest.fixture
+def pg_db(pg_db_factory):
+    """A small shop database on the real embedded server."""
+    return pg_db_factory(SHOP_SETUP)
+
+
+@pytest.fixture
+def sqlite_db(tmp_path):
+    import sqlite3
+
+    from actsagent.db.sqlite import SqliteDatabase
+
+    path = tmp_path / "shop.sqlite"
+    with sqlite3.connect(path) as conn:
+        for s in SHOP_SETUP:
+            conn.execute(s.replace("SERIAL", "INTEGER"))
+    db = SqliteDatabase(path)
+    yield db
+    db.close()
+
+
+SHOP_SETUP = [
+    "CREATE TABLE customers (id SERIAL PRIMARY KEY, name TEXT NOT NULL, country TEXT, created_at DATE)",
+    "CREATE TABLE orders (id SERIAL PRIMARY KEY, customer_id INTEGER REFERENCES customers(id), "
+    "status TEXT, total NUMERIC(10,2), ordered_at DATE)",
+    "INSERT INTO customers (name, country, created_at) VALUES ('Ada', 'DE', '2024-01-05'), "
+    "('Bob', 'US', '2024-02-11'), ('Chloe', 'FR', '2024-03-20')",
+    "INSERT INTO orders (customer_id, status, total, ordered_at) VALUES (1, 'paid', 120.50, '2024-04-01'), "
+    "(1, 'refunded', 30.00, '2024-04-03'), (2, 'paid', 99.99, '2024-05-10'), (3, 'cancelled', 10.00, '2024-05-11')",
+]
