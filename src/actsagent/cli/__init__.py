@@ -1,0 +1,28 @@
+"""The ``actsagent`` command: a thin layer over the library (the sqlite-utils shape).
+
+Each module of this package that defines ``register(app)`` adds its commands, so features
+land without editing a central file. Library exceptions become one clear line and exit 1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="actsagent: make LLM-written SQL correct and safe.")
+
+for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    if not _mod.startswith("_"):
+        _module = importlib.import_module(f"{__name__}.{_mod}")
+        if hasattr(_module, "register"):
+            _module.register(app)
+
+
+def main() -> None:
+    from actsagent.cli._common import run_app
+
+    sys.exit(run_app(app))

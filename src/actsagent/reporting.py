@@ -1,0 +1,116 @@
+"""One report format for every benchmark and batch job: JSON plus markdown, and a resumable log.
+
+Batch jobs append one JSON line per finished item (flushed and fsynced), so a crash loses
+at most the item in flight and a rerun skips what is already recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ReportTable(BaseModel):
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+class Report(BaseModel):
+    name: str
+    created_at: str = Field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    machine: dict[str, Any] = Field(default_factory=lambda: {
+        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()})
+    config: dict[str, Any] = Field(default_factory=dict)
+    summary: dict[str, Any] = Field(default_factory=dict)
+    tables: list[ReportTable] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    plots: list[str] = Field(default_factory=list)
+
+    def to_markdown(self) -> str:
+        out = [f"# {self.name}", "", f"_generated {self.created_at} on {self.machine.get('platform')}, "
+               f"{self.machine.get('cpus')} CPUs_", ""]
+        if self.config:
+            out += ["## Configuration", ""] + [f"- `{k}`: {v}" for k, v in self.config.items()] + [""]
+        if self.summary:
+            out += ["## Summary", "", "| metric | value |", "| --- | --- |"]
+            out += [f"| {k} | {_fmt(v)} |" for k, v in self.summary.items()] + [""]
+        for t in self.tables:
+            out += [f"## {t.title}", "", "| " + " | ".join(t.columns) + " |", "|" + " --- |" * len(t.columns)]
+            out += ["| " + " | ".join(_fmt(v) for v in r) + " |" for r in t.rows] + [""]
+        for p in self.plots:
+            out += [f"![{Path(p).stem}]({Path(p).name})", ""]
+        if self.notes:
+            out += ["## Notes", ""] + [f"- {n}" for n in self.notes] + [""]
+        return "\n".join(out)
+
+    def write(self, out_dir: str | Path, stem: str | None = None) -> tuple[Path, Path]:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = stem or self.name.lower().replace(" ", "_")
+        jp, mp = out / f"{stem}.json", out / f"{stem}.md"
+        jp.write_text(self.model_dump_json(indent=2))
+        mp.write_text(self.to_markdown())
+        return jp, mp
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+class ResultLog:
+    """Append-only JSONL keyed by ``key``; safe to kill at any moment, resumable."""
+
+    def __init__(self, path: str | Path, key: str = "id") -> None:
+        self.path = Path(path)
+        self.key = key
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        with self.path.open("rb") as f:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break  # a line cut by a crash: the item is redone
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        return out
+
+    def done(self) -> set[str]:
+        return {str(r[self.key]) for r in self.records() if self.key in r}
+
+    def _repair_tail(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with self.path.open("rb+") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) == b"\n":
+                return
+            data = self.path.read_bytes()
+            f.seek(0)
+            f.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._repair_tail()
+        line = json.dumps(record, default=str, ensure_ascii=False) + "\n"
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def pending(self, items: Iterable[Any], key_of) -> list[Any]:
+        done = self.done()
+        return [it for it in items if str(key_of(it)) not in done]
