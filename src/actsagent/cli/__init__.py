@@ -15,6 +15,10 @@ import typer
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="actsagent: make LLM-written SQL correct and safe.")
 
+from actsagent.cli._common import db_app  # noqa: E402  (modules add `actsagent db ...` commands to it)
+
+app.add_typer(db_app, name="db")
+
 for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if not _mod.startswith("_"):
         _module = importlib.import_module(f"{__name__}.{_mod}")

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from actsagent.errors import ActsagentError
 
-console = Console()
+console = Console(soft_wrap=True)
 err_console = Console(stderr=True)
 
 DbOption = typer.Option(None, "--db", help="postgresql:// URL, SQLite file, or embedded database name "
@@ -22,7 +22,8 @@ JsonOption = typer.Option(False, "--json", help="print machine-readable JSON ins
 
 def run_app(app: typer.Typer) -> int:
     try:
-        app(standalone_mode=False)
+        rv = app(standalone_mode=False)  # click returns the code of typer.Exit instead of raising here
+        return rv if isinstance(rv, int) else 0
     except ActsagentError as e:
         err_console.print(f"[bold red]error:[/] {e}")
         return 1
@@ -59,3 +60,6 @@ def rows_table(columns: list[str], rows: list[list[Any]], *, title: str | None =
     if len(rows) > max_rows:
         table.caption = f"{len(rows) - max_rows} more rows not shown"
     return table
+
+
+db_app = typer.Typer(no_args_is_help=True, help="Manage databases: the embedded server, loading, roles.")

