@@ -77,7 +77,8 @@ class PostgresDatabase(Database):
             with conn.cursor() as cur:
                 if ro:
                     cur.execute("SET TRANSACTION READ ONLY")
-                cur.execute(pgsql.SQL("SELECT set_config('statement_timeout', {}, true)").format(str(timeout_ms)))
+                # SET LOCAL, not set_config(): the read-only role has EXECUTE on set_config revoked.
+                cur.execute(pgsql.SQL("SET LOCAL statement_timeout = {}").format(pgsql.Literal(timeout_ms)))
                 start = time.perf_counter()
                 sent = True
                 # prepare=True forces the extended protocol: the server refuses a second statement.
