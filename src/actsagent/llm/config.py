@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +30,7 @@ Role = Literal["planner", "tools", "judge"]
 ROLES: tuple[str, ...] = ("planner", "tools", "judge")
 CacheMode = Literal["off", "read_write", "replay_only"]
 DEFAULT_MODEL = "gpt-4o-mini"
+_SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}|\d{4}|latest|preview(-\d{4}-\d{2}-\d{2})?")
 
 
 class ModelPrice(BaseModel, frozen=True):
@@ -82,14 +84,13 @@ class LLMConfig(BaseModel, frozen=True):
         return getattr(self.models, role)
 
     def price_for(self, model: str) -> ModelPrice | None:
-        """Exact name, else the longest known name that prefixes it at a '-' (dated snapshots)."""
+        """Exact name, else the known name of which ``model`` is a dated snapshot ("gpt-4o-2024-11-20")."""
         if model in self.prices:
             return self.prices[model]
-        best = None
-        for name in self.prices:
-            if model.startswith(name + "-") and (best is None or len(name) > len(best)):
-                best = name
-        return self.prices[best] if best else None
+        for name, price in self.prices.items():
+            if model.startswith(name + "-") and _SNAPSHOT.fullmatch(model[len(name) + 1:]):
+                return price
+        return None
 
     @classmethod
     def from_env(cls, **overrides) -> LLMConfig:

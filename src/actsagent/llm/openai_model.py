@@ -7,6 +7,7 @@ model name and describes the schema in the prompt instead.
 
 from __future__ import annotations
 
+import json
 import threading
 
 import actsagent.llm as _pkg
@@ -57,6 +58,8 @@ class OpenAIChatModel(ChatModel):
             kwargs["response_format"] = request.response_format
         try:
             resp = self.client.chat.completions.create(**kwargs)
+        except json.JSONDecodeError as e:  # the SDK lets a garbled body through as is
+            raise ProviderError(f"the endpoint sent a response that is not JSON: {e}", retryable=True) from e
         except Exception as e:
             pe = to_provider_error(e)
             if pe is None:

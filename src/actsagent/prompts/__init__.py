@@ -58,14 +58,18 @@ class PromptTemplate:
     def description(self) -> str:
         return self.meta.get("description", "")
 
-    def render(self, **variables: object) -> list[dict]:
+    def compile(self) -> list[tuple[str, jinja2.Template]]:
+        """Compile every section once; a syntax error names the template and line."""
         if self._compiled is None:
             try:
                 self._compiled = [(role, _env().from_string(src)) for role, src in self.sections]
             except jinja2.TemplateSyntaxError as e:
                 raise UserError(f"prompt {self.name!r}: template syntax error at line {e.lineno}: {e.message}") from e
+        return self._compiled
+
+    def render(self, **variables: object) -> list[dict]:
         out = []
-        for role, template in self._compiled:
+        for role, template in self.compile():
             try:
                 text = template.render(**variables)
             except jinja2.UndefinedError as e:
