@@ -1,0 +1,154 @@
+"""A read-only PostgreSQL login role for the copilot: the database-side defence behind the guard.
+
+The guard is a filter in our process; the grants are the boundary the server enforces whatever
+SQL arrives. The role gets USAGE and SELECT on the chosen schemas and nothing else. The settings
+(default_transaction_read_only, statement_timeout, idle_in_transaction_session_timeout) are a
+second layer a session could change with SET, which is why the grants, not the settings, carry the
+weight. EXECUTE on set_config is revoked from PUBLIC (per database), so a SELECT cannot flip a
+setting that a row-level-security policy reads; roles that had it through PUBLIC get it back.
+
+Provisioning is idempotent: rerunning it resets the role to exactly this state.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import psycopg
+from psycopg import sql as pgsql
+from pydantic import BaseModel
+
+from actsagent.errors import DatabaseUnavailable, UserError
+
+ROLE_MARKER = "actsagent read-only role"
+_SET_CONFIG = "pg_catalog.set_config(text, text, boolean)"
+_NAME = re.compile(r"^[a-z_][a-z0-9_$]{0,62}$")
+
+
+class RoleInfo(BaseModel, frozen=True):
+    role: str
+    database: str
+    url: str  # connection string for the role (with the password when one was set)
+    schemas: list[str]
+    tables_granted: int
+    statement_timeout_s: float
+    idle_in_transaction_timeout_s: float
+    connection_limit: int
+    created: bool  # False when an existing role was reset
+
+
+def provision_readonly_role(admin: Any, role: str, *, schemas: list[str] | tuple[str, ...] = ("public",),
+                            password: str | None = None, statement_timeout_s: float = 5,
+                            idle_in_transaction_timeout_s: float = 10, connection_limit: int = 5) -> RoleInfo:
+    """Create or reset ``role`` as a read-only login on the database of ``admin``.
+
+    ``admin`` is a ``PostgresDatabase`` or a connection URL with enough rights (superuser, or owner
+    of the schemas with CREATEROLE). Returns the role's connection URL.
+    """
+    url = admin if isinstance(admin, str) else getattr(admin, "url", None)
+    if getattr(admin, "dialect", "postgres") != "postgres" or not url:
+        raise UserError("a read-only role can only be provisioned on PostgreSQL")
+    if not _NAME.match(role):
+        raise UserError(f"role name {role!r} is not a plain lower-case identifier (letters, digits, _)")
+    if statement_timeout_s <= 0 or connection_limit < 1 or idle_in_transaction_timeout_s <= 0:
+        raise UserError("timeouts must be positive and the connection limit at least 1")
+    schemas = list(dict.fromkeys(schemas))
+    if not schemas:
+        raise UserError("give at least one schema")
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.OperationalError as e:
+        raise DatabaseUnavailable(f"cannot connect as administrator: {str(e).strip().splitlines()[0]}") from e
+    with conn:
+        return _provision(conn, url, role, schemas, password, statement_timeout_s,
+                          idle_in_transaction_timeout_s, connection_limit)
+
+
+def _provision(conn: psycopg.Connection, url: str, role: str, schemas: list[str], password: str | None,
+               timeout_s: float, idle_s: float, conn_limit: int) -> RoleInfo:
+    ident = pgsql.Identifier(role)
+    dbname = conn.execute("SELECT current_database()").fetchone()[0]
+    missing = [s for s in schemas if not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [s]).fetchone()]
+    if missing:
+        raise UserError(f"no such schema in {dbname}: {', '.join(missing)}")
+    exists = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+    if exists:
+        owned = conn.execute("SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner "
+                             "WHERE r.rolname = %s", [role]).fetchone()[0]
+        if owned:
+            raise UserError(f"role {role!r} owns {owned} relations in {dbname}; an owner can write to them, "
+                            "so choose another role name")
+    with conn.transaction():
+        # 1. the role itself: a login with no special attributes
+        attrs = pgsql.SQL("LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT "
+                          "CONNECTION LIMIT {}").format(pgsql.Literal(conn_limit))
+        verb = pgsql.SQL("ALTER ROLE") if exists else pgsql.SQL("CREATE ROLE")
+        conn.execute(pgsql.SQL("{} {} {}").format(verb, ident, attrs))
+        if password is not None:
+            conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(ident, pgsql.Literal(password)))
+        conn.execute(pgsql.SQL("COMMENT ON ROLE {} IS {}").format(ident, pgsql.Literal(ROLE_MARKER)))
+        for (parent,) in conn.execute("SELECT b.rolname FROM pg_auth_members m JOIN pg_roles a ON a.oid = m.member "
+                                      "JOIN pg_roles b ON b.oid = m.roleid WHERE a.rolname = %s", [role]).fetchall():
+            conn.execute(pgsql.SQL("REVOKE {} FROM {}").format(pgsql.Identifier(parent), ident))
+        # 2. settings that hold whatever SQL arrives (a session can SET them back: the grants are the boundary)
+        for name, value in (("default_transaction_read_only", "on"),
+                            ("statement_timeout", f"{int(timeout_s * 1000)}ms"),
+                            ("idle_in_transaction_session_timeout", f"{int(idle_s * 1000)}ms")):
+            conn.execute(pgsql.SQL("ALTER ROLE {} SET {} = {}").format(ident, pgsql.Identifier(name),
+                                                                         pgsql.Literal(value)))
+        # 3. nobody but owners may create objects in public
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        conn.execute(pgsql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(pgsql.Identifier(dbname), ident))
+        # 4. SELECT on the chosen schemas, now and for tables created later
+        granted = 0
+        for schema in schemas:
+            s = pgsql.Identifier(schema)
+            conn.execute(pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA {} FROM {}").format(s, ident))
+            conn.execute(pgsql.SQL("REVOKE ALL ON ALL SEQUENCES IN SCHEMA {} FROM {}").format(s, ident))
+            conn.execute(pgsql.SQL("REVOKE CREATE ON SCHEMA {} FROM {}").format(s, ident))
+            conn.execute(pgsql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(s, ident))
+            conn.execute(pgsql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(s, ident))
+            owners = {r[0] for r in conn.execute(
+                "SELECT DISTINCT pg_get_userbyid(c.relowner) FROM pg_class c JOIN pg_namespace n ON n.oid = "
+                "c.relnamespace WHERE n.nspname = %s AND c.relkind IN ('r','v','m','p','f')", [schema])}
+            owners.add(conn.execute("SELECT current_user").fetchone()[0])
+            for owner in sorted(owners):
+                conn.execute(pgsql.SQL("ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA {} GRANT SELECT ON TABLES "
+                                       "TO {}").format(pgsql.Identifier(owner), s, ident))
+            granted += conn.execute("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                                    "WHERE n.nspname = %s AND c.relkind IN ('r','v','m','p','f')",
+                                    [schema]).fetchone()[0]
+        # 5. set_config: revoke from PUBLIC, first giving it back to the login roles that had it that way
+        if _public_can_execute_set_config(conn):
+            keep = conn.execute(
+                "SELECT r.rolname FROM pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper AND r.rolname <> %s "
+                "AND r.rolname NOT LIKE 'pg\\_%%' "
+                "AND coalesce(shobj_description(r.oid, 'pg_authid'), '') <> %s", [role, ROLE_MARKER]).fetchall()
+            for (other,) in keep:
+                conn.execute(pgsql.SQL("GRANT EXECUTE ON FUNCTION " + _SET_CONFIG + " TO {}").format(
+                    pgsql.Identifier(other)))
+            conn.execute("REVOKE EXECUTE ON FUNCTION " + _SET_CONFIG + " FROM PUBLIC")
+        conn.execute(pgsql.SQL("REVOKE EXECUTE ON FUNCTION " + _SET_CONFIG + " FROM {}").format(ident))
+    return RoleInfo(role=role, database=dbname, url=_role_url(url, role, password), schemas=schemas,
+                    tables_granted=granted, statement_timeout_s=timeout_s, idle_in_transaction_timeout_s=idle_s,
+                    connection_limit=conn_limit, created=not exists)
+
+
+def _public_can_execute_set_config(conn: psycopg.Connection) -> bool:
+    row = conn.execute("SELECT proacl FROM pg_proc WHERE oid = %s::regprocedure", [_SET_CONFIG]).fetchone()
+    if row is None or row[0] is None:
+        return True  # NULL acl means the default: PUBLIC may execute
+    return bool(conn.execute(
+        "SELECT 1 FROM aclexplode((SELECT proacl FROM pg_proc WHERE oid = %s::regprocedure)) a "
+        "WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'", [_SET_CONFIG]).fetchone())
+
+
+def _role_url(admin_url: str, role: str, password: str | None) -> str:
+    """The admin's connection string with the role as user (same host, socket, port and database)."""
+    info = psycopg.conninfo.conninfo_to_dict(admin_url)
+    info["user"] = role
+    info.pop("password", None)
+    if password is not None:
+        info["password"] = password
+    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items() if v is not None})

@@ -1,0 +1,131 @@
+"""The read-only role on the real embedded server: it reads, and it cannot write even without the guard."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from actsagent.db.roles import provision_readonly_role
+from actsagent.errors import UserError
+
+
+@pytest.fixture
+def role_name(pg_db, pg_admin_url):
+    """A unique role, dropped with everything granted to it before the test database goes."""
+    name = f"ro_{uuid.uuid4().hex[:10]}"
+    yield name
+    with psycopg.connect(pg_db.url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name]).fetchone():
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [name])
+            conn.execute(f'DROP OWNED BY "{name}"')
+            conn.execute(f'DROP ROLE "{name}"')
+
+
+def _as_role(url: str) -> psycopg.Connection:
+    return psycopg.connect(url, autocommit=True)
+
+
+def test_role_reads_and_cannot_write_even_without_the_guard(pg_db, role_name):
+    info = provision_readonly_role(pg_db, role_name, statement_timeout_s=5, connection_limit=3)
+    assert info.created and info.role == role_name and info.tables_granted == 2
+    assert f"user={role_name}" in info.url
+    with _as_role(info.url) as conn:
+        assert conn.execute("SELECT current_user").fetchone()[0] == role_name
+        assert conn.execute("SELECT count(*) FROM customers").fetchone()[0] == 3
+        assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "5s"
+        assert conn.execute("SHOW idle_in_transaction_session_timeout").fetchone()[0] == "10s"
+        writes = [
+            "INSERT INTO customers (name) VALUES ('mallory')",
+            "UPDATE customers SET name = 'x'",
+            "DELETE FROM orders",
+            "TRUNCATE orders",
+            "CREATE TABLE public.stolen (id int)",
+            "CREATE TABLE public.stolen AS SELECT * FROM customers",
+            "SELECT nextval('customers_id_seq')",
+            "WITH d AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM d",
+            # the read-only default is only a default: switch it off, the grants still refuse
+            "SET default_transaction_read_only = off; INSERT INTO customers (name) VALUES ('mallory')",
+            "SET default_transaction_read_only = off; DELETE FROM orders",
+            "SET default_transaction_read_only = off; CREATE TABLE public.stolen (id int)",
+            "SELECT set_config('default_transaction_read_only', 'off', false)",
+            "SELECT * FROM customers WHERE set_config('app.tenant_id', '2', true) IS NOT NULL",
+        ]
+        for sql in writes:
+            with pytest.raises(psycopg.Error) as e:
+                conn.execute(sql)
+            assert e.value.sqlstate in ("42501", "25006"), (sql, e.value.sqlstate, str(e.value))
+        # SET is not a write, and after it the role still cannot change anything
+        conn.execute("SET default_transaction_read_only = off")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE orders SET total = 0")
+    with psycopg.connect(pg_db.url) as admin:
+        assert admin.execute("SELECT count(*) FROM customers").fetchone()[0] == 3
+        assert admin.execute("SELECT count(*) FROM orders").fetchone()[0] == 4
+        assert admin.execute("SELECT to_regclass('public.stolen')").fetchone()[0] is None
+        row = admin.execute("SELECT rolconnlimit, rolsuper, rolcanlogin FROM pg_roles WHERE rolname = %s",
+                            [role_name]).fetchone()
+        assert row == (3, False, True)
+
+
+def test_role_statement_timeout_stops_a_slow_query(pg_db, role_name):
+    info = provision_readonly_role(pg_db, role_name, statement_timeout_s=0.3)
+    with _as_role(info.url) as conn, pytest.raises(psycopg.errors.QueryCanceled):
+        conn.execute("SELECT pg_sleep(3)")
+
+
+def test_provisioning_is_idempotent_and_covers_new_tables(pg_db, role_name):
+    first = provision_readonly_role(pg_db.url, role_name)
+    with psycopg.connect(pg_db.url, autocommit=True) as admin:
+        admin.execute("CREATE TABLE later (id int)")
+        admin.execute("INSERT INTO later VALUES (7)")
+        admin.execute(f'GRANT INSERT ON customers TO "{role_name}"')  # drift the reset must undo
+    with _as_role(first.url) as conn:
+        assert conn.execute("SELECT id FROM later").fetchone()[0] == 7  # default privileges
+    second = provision_readonly_role(pg_db.url, role_name)
+    assert not second.created and second.url == first.url and second.tables_granted == 3
+    with _as_role(second.url) as conn:
+        conn.execute("SET default_transaction_read_only = off")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO customers (name) VALUES ('x')")
+
+
+def test_actsagent_runs_as_the_role(pg_db, role_name):
+    from actsagent.db import open_database
+    from actsagent.guard import run_guarded
+
+    info = provision_readonly_role(pg_db, role_name)
+    db = open_database(info.url)
+    try:
+        res = run_guarded(db, "SELECT name FROM customers ORDER BY id")
+        assert res.ok and [r[0] for r in res.rows] == ["Ada", "Bob", "Chloe"]
+        # bypass the guard: the database still refuses
+        res = db.execute("DELETE FROM orders", read_only=False)
+        assert not res.ok and res.error_class.value == "permission_denied"
+    finally:
+        db.close()
+
+
+def test_bad_input_is_a_clear_error(pg_db, sqlite_db):
+    with pytest.raises(UserError, match="identifier"):
+        provision_readonly_role(pg_db, "Robert'); DROP TABLE x; --")
+    with pytest.raises(UserError, match="no such schema"):
+        provision_readonly_role(pg_db, "ro_nobody", schemas=["nope"])
+    with pytest.raises(UserError, match="PostgreSQL"):
+        provision_readonly_role(sqlite_db, "ro_nobody")
+
+
+def test_cli_provision_role(pg_db, role_name):
+    from actsagent.cli import app
+
+    res = CliRunner().invoke(app, ["db", "provision-role", role_name, "--db", pg_db.url, "--timeout", "2",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["role"] == role_name and data["statement_timeout_s"] == 2 and data["schemas"] == ["public"]
+    with _as_role(data["url"]) as conn:
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "2s"
