@@ -1,0 +1,273 @@
+"""The public Python API of the ACTS agent: repair a faulty SQL, or answer a question, with a plan tree.
+
+    from actsagent.agent import repair
+    run = repair("total paid per customer", "SELECT name, SUM(total) FROM orders", db)
+    run.status, run.final_sql, run.result, run.verdict
+    print(run.tree.render_text())
+
+``model=None`` takes the configured model (``get_chat_model()``); with none configured the
+LLM-free fallback runs and ``run.notes`` says what an LLM would add. ``policy=None`` is the
+strict guard policy; pass ``Policy.sandbox()`` only for a disposable database copy. Runs are
+checkpointed under ``thread_id``: calling ``repair`` again with the thread id of an interrupted
+run continues it, and ``resume`` answers a paused (interactive) run's clarification question.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+from langgraph.types import Command
+
+from actsagent.db import Database, DbError, QueryResult
+from actsagent.errors import LLMUnavailable, UserError
+from actsagent.graphs.checkpoint import get_checkpointer
+from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, RunUsage
+from actsagent.graphs.runtime import Runtime
+from actsagent.graphs.tree import PlanTree
+from actsagent.graphs.tree_graph import TreeState, build_tree_graph, initial_state
+from actsagent.graphs.variants import run_regenerate, run_single_shot
+from actsagent.tools import ToolContext
+from actsagent.tools.run_sql import execute_statements
+
+__all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream"]
+
+Mode = Literal["tree", "linear", "regenerate", "single_shot"]
+_NO_LLM_NOTE = ("no LLM configured: ran the LLM-free fallback (run, SafeQL refinement, clause localisation); "
+                "an LLM would add ambiguity detection, repair from clause evidence and judging")
+
+
+def repair(intent: str, sql: str | list[str] | None, db: Database, *, mode: Mode = "tree", model: Any = None,
+           policy: Any = None, budget: Budget | None = None, interactive: bool = False, thread_id: str | None = None,
+           on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None) -> AgentRun:
+    """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree."""
+    if not intent or not intent.strip():
+        raise UserError("the intent (issue text or question) is empty")
+    if mode not in ("tree", "linear", "regenerate", "single_shot"):
+        raise UserError(f"unknown mode {mode!r}: use tree, linear, regenerate or single_shot")
+    sql = _normalise_sql(sql)
+    rt, notes = _runtime(db, model, policy, budget, interactive, on_event)
+    tid = thread_id or uuid.uuid4().hex
+    t0 = time.perf_counter()
+    llm0 = rt.ctx.meter.total.llm_ms
+    try:
+        if rt.model is None or mode in ("tree", "linear"):
+            if rt.model is None and mode in ("regenerate", "single_shot"):
+                notes.append(f"mode {mode!r} needs an LLM: ran the tree's LLM-free fallback instead")
+            state, paused = _run_tree(rt, intent, sql, mode if mode == "linear" else "tree", tid, checkpointer)
+        elif mode == "regenerate":
+            state, paused = run_regenerate(rt, intent, sql), None
+        else:
+            state, paused = run_single_shot(rt, intent, sql), None
+    except LLMUnavailable as e:
+        rt.emit("error", f"LLM provider failed: {e}")
+        state = _last_state(rt, tid, checkpointer) or initial_state(intent, sql, mode)
+        state["final"] = {"status": "failed", "node": (state.get("best") or {}).get("node"), "reason": "provider"}
+        notes.append(f"LLM provider failed: {e}; completed steps are checkpointed, rerun with thread_id={tid!r} "
+                     f"to continue")
+        paused = None
+    run = _to_run(rt, state, tid, notes, paused, t0, llm0)
+    rt.emit("final", run.status, run.final_node, status=run.status, final_sql=run.final_sql)
+    return run
+
+
+def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, budget: Budget | None = None,
+        interactive: bool = False, thread_id: str | None = None, mode: Mode = "tree",
+        on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None) -> AgentRun:
+    """Write SQL for ``question``, then debug it with the same tree (text-to-SQL)."""
+    from actsagent.llm import StructuredOutputError
+    from actsagent.tools.generate_sql import GeneratedSQL, _clean
+
+    if not question or not question.strip():
+        raise UserError("the question is empty")
+    rt, notes = _runtime(db, model, policy, budget, interactive, on_event)
+    if rt.model is None:
+        run = AgentRun(status="failed", mode=mode, intent=question,
+                       notes=["no LLM configured: `ask` needs a model to write the first SQL; "
+                              "use `repair` with your own SQL for the LLM-free path"])
+        rt.emit("final", run.status, None, status=run.status)
+        return run
+    draft: str | list[str] | None = None
+    try:
+        resp = rt.ctx.complete("ask_generate", role="tools", response_model=GeneratedSQL, question=question,
+                               schema=rt.ctx.schema())
+        draft = _clean(resp.parsed.sql)
+        rt.emit("note", f"first SQL written from the question: {draft}")
+    except StructuredOutputError as e:
+        rt.emit("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
+    draft_usage = rt.ctx.meter.total.model_copy()
+    run = repair(question, draft, db, mode=mode, model=rt.model, policy=policy, budget=budget,
+                 interactive=interactive, thread_id=thread_id, on_event=on_event, checkpointer=checkpointer)
+    run.usage.llm_calls += draft_usage.llm_calls
+    run.usage.prompt_tokens += draft_usage.prompt_tokens
+    run.usage.completion_tokens += draft_usage.completion_tokens
+    run.usage.cost_usd += draft_usage.cost_usd
+    run.usage.llm_ms += draft_usage.llm_ms
+    run.notes.insert(0, f"drafted from the question: {draft}" if draft else "no first draft")
+    return run
+
+
+def resume(thread_id: str, answer: str, db: Database, *, model: Any = None, policy: Any = None,
+           budget: Budget | None = None, on_event: Callable[[AgentEvent], None] | None = None,
+           checkpointer: Any = None) -> AgentRun:
+    """Continue a run paused for clarification with the user's ``answer`` (an option number or words)."""
+    rt, notes = _runtime(db, model, policy, budget, True, on_event)
+    saver = checkpointer or get_checkpointer()
+    graph = build_tree_graph(rt, saver)
+    config = {"configurable": {"thread_id": thread_id}}
+    snap = graph.get_state(config)
+    if not snap.values:
+        raise UserError(f"no agent run with thread id {thread_id!r}")
+    if "clarify" not in (snap.next or ()):
+        raise UserError(f"run {thread_id!r} is not waiting for an answer")
+    t0, llm0 = time.perf_counter(), rt.ctx.meter.total.llm_ms
+    try:
+        graph.invoke(Command(resume=answer), config)
+        state, paused = _final_or_paused(graph, config)
+    except LLMUnavailable as e:
+        state = dict(graph.get_state(config).values)
+        state["final"] = {"status": "failed", "node": None, "reason": "provider"}
+        notes.append(f"LLM provider failed: {e}; rerun resume to continue")
+        paused = None
+    run = _to_run(rt, state, thread_id, notes, paused, t0, llm0)
+    rt.emit("final", run.status, run.final_node, status=run.status, final_sql=run.final_sql)
+    return run
+
+
+def stream(intent: str, sql: str | list[str] | None, db: Database, **kwargs: Any) -> Iterator[AgentEvent]:
+    """Run ``repair`` (or ``ask`` when ``sql`` is None and ``ask=True``) and yield events as nodes run.
+
+    The last event is ``final`` with the whole run in ``data["run"]``; an exception in the run is
+    re-raised here after the events that preceded it.
+    """
+    use_ask = kwargs.pop("ask", False)
+    q: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
+    user_cb = kwargs.pop("on_event", None)
+
+    def sink(ev: AgentEvent) -> None:
+        if user_cb:
+            user_cb(ev)
+        if ev.type != "final":
+            q.put(ev)
+
+    def work() -> None:
+        try:
+            run = ask(intent, db, on_event=sink, **kwargs) if use_ask else repair(intent, sql, db, on_event=sink,
+                                                                                  **kwargs)
+            q.put(AgentEvent(type="final", node_id=run.final_node, message=run.status,
+                             data={"run": run.model_dump(mode="json")}))
+        except BaseException as e:  # re-raised in the consumer's thread
+            q.put(e)
+        finally:
+            q.put(None)
+
+    thread = threading.Thread(target=work, daemon=True, name="actsagent-run")
+    thread.start()
+    while True:
+        item = q.get()
+        if item is None:
+            break
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+    thread.join()
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def _normalise_sql(sql: str | list[str] | None) -> str | list[str] | None:
+    if sql is None:
+        return None
+    if isinstance(sql, list):
+        stmts = [s.strip() for s in sql if s and s.strip()]
+        if not stmts:
+            return None
+        return stmts[0] if len(stmts) == 1 else stmts
+    return sql.strip() or None
+
+
+def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, interactive: bool,
+             on_event: Callable[[AgentEvent], None] | None) -> tuple[Runtime, list[str]]:
+    notes: list[str] = []
+    if model is None:
+        from actsagent.llm import get_chat_model
+
+        model = get_chat_model()
+        if model is None:
+            notes.append(_NO_LLM_NOTE)
+    ctx = ToolContext(db=db, policy=policy, model=model)
+    return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive, on_event=on_event), notes
+
+
+def _run_tree(rt: Runtime, intent: str, sql: Any, mode: str, tid: str,
+              checkpointer: Any) -> tuple[TreeState, Clarification | None]:
+    graph = build_tree_graph(rt, checkpointer or get_checkpointer())
+    config = {"configurable": {"thread_id": tid}, "recursion_limit": 4 * rt.budget.max_nodes + 20}
+    snap = graph.get_state(config)
+    if snap.values and snap.next and "clarify" not in snap.next:
+        rt.emit("note", f"resuming run {tid} from its last checkpoint")
+        graph.invoke(None, config)  # an interrupted run: continue where it stopped
+    elif snap.values and snap.next:
+        raise UserError(f"run {tid!r} is waiting for a clarification: answer it with resume()")
+    elif snap.values and snap.values.get("final"):
+        rt.emit("note", f"run {tid} already finished; returning its result")
+    else:
+        graph.invoke(initial_state(intent, sql, mode), config)
+    return _final_or_paused(graph, config)
+
+
+def _final_or_paused(graph: Any, config: dict) -> tuple[TreeState, Clarification | None]:
+    snap = graph.get_state(config)
+    state = dict(snap.values)
+    paused = None
+    if snap.next and "clarify" in snap.next:
+        p = state.get("pending") or {}
+        paused = Clarification(question=p.get("question", ""), phrase=p.get("phrase", ""),
+                               options=p.get("options", []), node_id=p.get("node_id"))
+    return state, paused  # type: ignore[return-value]
+
+
+def _last_state(rt: Runtime, tid: str, checkpointer: Any) -> TreeState | None:
+    try:
+        graph = build_tree_graph(rt, checkpointer or get_checkpointer())
+        values = graph.get_state({"configurable": {"thread_id": tid}}).values
+        return dict(values) if values else None  # type: ignore[return-value]
+    except Exception:  # noqa: BLE001 - variants keep no checkpoint
+        return None
+
+
+def _to_run(rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: Clarification | None,
+            t0: float, llm0: float) -> AgentRun:
+    tree = PlanTree.model_validate(state.get("tree") or {})
+    final = state.get("final") or {}
+    node_id = final.get("node")
+    sql: Any = None
+    verdict = None
+    if node_id and node_id in tree.nodes:
+        n = tree.nodes[node_id]
+        sql = (n.output or {}).get("sql") or n.input.get("sql")
+        verdict = n.verdict
+    statements = [sql] if isinstance(sql, str) else list(sql or [])
+    result: QueryResult | DbError | None = None
+    if statements and not paused:
+        results, _ = execute_statements(rt.ctx, statements)
+        result = results[-1] if results else None
+    c = state.get("counters") or {}
+    wall = (time.perf_counter() - t0) * 1000
+    llm_this_call = rt.ctx.meter.total.llm_ms - llm0
+    status = "paused" if paused else final.get("status", "failed")
+    return AgentRun(
+        status=status, mode=state.get("mode", "tree"), intent=state.get("intent", ""),
+        original_sql=state.get("original_sql"), final_sql=";\n".join(statements) if statements else None,
+        final_sql_statements=statements, final_node=node_id, result=result, verdict=verdict, tree=tree,
+        usage=RunUsage(llm_calls=int(c.get("llm_calls", 0)), prompt_tokens=int(c.get("prompt_tokens", 0)),
+                       completion_tokens=int(c.get("completion_tokens", 0)), cost_usd=float(c.get("cost_usd", 0.0)),
+                       llm_ms=float(c.get("llm_ms", 0.0))),
+        framework_ms=max(0.0, wall - llm_this_call), wall_ms=wall,
+        notes=[*notes, *state.get("notes", [])], model_failures=list(state.get("failures", [])),
+        pending_clarification=paused, thread_id=tid)

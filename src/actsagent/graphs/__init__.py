@@ -1,0 +1,8 @@
+"""The agent's graphs: the tree-structured debugging graph (ACTS-SQL Algorithm 1) and its variants."""
+
+from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, PlannerReply, RunUsage
+from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
+from actsagent.graphs.tree_graph import build_tree_graph, fallback_plan, initial_state
+
+__all__ = ["AgentEvent", "AgentRun", "Budget", "Clarification", "NodeSpec", "PlanNode", "PlanTree", "PlannerReply",
+           "RunUsage", "build_tree_graph", "fallback_plan", "initial_state"]

@@ -1,0 +1,87 @@
+"""Typed boundaries of the graphs: budgets, events, the planner's reply and the finished run."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from actsagent.db import DbError, QueryResult
+from actsagent.graphs.tree import NodeSpec, PlanTree
+
+Mode = Literal["tree", "linear", "regenerate", "single_shot"]
+
+
+class Budget(BaseModel):
+    """Limits that end a run with the best candidate so far (marked ``best_effort``)."""
+
+    max_nodes: int = Field(default=24, gt=0)
+    max_llm_calls: int = Field(default=40, gt=0)
+    max_tokens: int = Field(default=300_000, gt=0)
+    max_wall_s: float = Field(default=900.0, gt=0)
+    max_regenerations: int = Field(default=3, ge=0)  # the regenerate variant's N
+    planner_retries: int = Field(default=1, ge=0)  # re-asks after a malformed planner reply
+
+
+class Addition(BaseModel):
+    parent: str
+    node: NodeSpec
+
+
+class PlannerReply(BaseModel):
+    """Every planner decision is an operation on the plan JSON (section 4.2)."""
+
+    reason: str = ""
+    plan: NodeSpec | None = Field(default=None, description="the initial plan (phase 'initial' only)")
+    add: list[Addition] = Field(default_factory=list, description="new nodes under existing ones")
+    cursor: str | None = Field(default=None, description="id of the pending node to execute next")
+    stop: bool = Field(default=False, description="give up: no promising alternative remains")
+
+
+class AgentEvent(BaseModel):
+    type: Literal["plan", "node_start", "node_end", "candidate", "clarify", "final", "error", "note"]
+    node_id: str | None = None
+    message: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunUsage(BaseModel):
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    llm_ms: float = 0.0
+
+
+class Clarification(BaseModel):
+    question: str
+    phrase: str = ""
+    options: list[str] = Field(default_factory=list)
+    node_id: str | None = None
+
+
+class AgentRun(BaseModel):
+    status: Literal["solved", "best_effort", "failed", "paused"]
+    mode: Mode = "tree"
+    intent: str = ""
+    original_sql: str | list[str] | None = None
+    final_sql: str | None = None
+    final_sql_statements: list[str] = Field(default_factory=list)
+    final_node: str | None = None
+    result: QueryResult | DbError | None = Field(default=None, discriminator="ok")
+    verdict: dict[str, Any] | None = None
+    tree: PlanTree = Field(default_factory=PlanTree)
+    usage: RunUsage = Field(default_factory=RunUsage)
+    framework_ms: float = 0.0
+    wall_ms: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+    model_failures: list[dict[str, Any]] = Field(default_factory=list)
+    pending_clarification: Clarification | None = None
+    thread_id: str | None = None
+
+    def render_text(self) -> str:
+        lines = [f"status: {self.status} ({self.mode})", self.tree.render_text()]
+        if self.final_sql:
+            lines.append(f"final SQL: {self.final_sql}")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)

@@ -1,0 +1,32 @@
+"""What a graph run holds outside its checkpointed state: database, model, policy, event sink, meter.
+
+Checkpointed state is plain JSON (the tree, counters, the best candidate); live objects are
+passed here and rebuilt on resume.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from actsagent.graphs.models import AgentEvent, Budget
+from actsagent.tools import ToolContext
+
+
+@dataclass
+class Runtime:
+    ctx: ToolContext
+    budget: Budget = field(default_factory=Budget)
+    interactive: bool = False
+    on_event: Callable[[AgentEvent], None] | None = None
+    wall_start: float = field(default_factory=time.perf_counter)
+
+    @property
+    def model(self) -> Any:
+        return self.ctx.model
+
+    def emit(self, type_: str, message: str = "", node_id: str | None = None, **data: Any) -> None:
+        if self.on_event is not None:
+            self.on_event(AgentEvent(type=type_, node_id=node_id, message=message, data=data))

@@ -1,0 +1,581 @@
+"""The tree-structured debugging graph (ACTS-SQL Algorithm 1) as a LangGraph ``StateGraph``.
+
+    plan ──> execute ──> advance ──> execute ... ──> END
+                 └──> clarify (interactive pause) ──> execute
+
+* ``plan``: the planner writes the revision-plan tree (JSON) from the intent, schema, faulty SQL
+  and its result; without a model a deterministic fallback plan is used.
+* ``execute``: runs the cursor node's tool and records input, output, timing and tokens on the
+  node. ``detect_ambiguities`` expands the node with one branch per interpretation; a
+  ``generate_sql`` leaf's candidate is executed and judged.
+* ``advance``: accept a passing candidate; otherwise roll back bottom-up to the nearest node with
+  unexplored children (the planner may add new ones); where several children are pending the
+  planner selects one from the evidence; budgets end the run with the best candidate so far.
+
+Model failures (malformed replies, bad tool inputs, failing SQL) are stored on nodes and in
+``model_failures`` and drive backtracking; provider outages and actsagent bugs propagate (the
+checkpoint keeps every completed step, so the run can resume). ``mode="linear"`` is the paper's
+ablation on the same machinery: one path, no branching, no rollback.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, TypedDict
+
+from langgraph.graph import END, StateGraph
+from langgraph.types import interrupt
+from pydantic import BaseModel, ValidationError
+
+from actsagent.graphs.models import Budget, PlannerReply
+from actsagent.graphs.runtime import Runtime
+from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
+from actsagent.llm import StructuredOutputError
+from actsagent.tools import (TOOLS, DetectAmbiguitiesOutput, GenerateSqlOutput, JudgeInput, NoModelError,
+                             RunSqlInput, ToolInputError, Verdict, judge, run_sql)
+
+_MODEL_FAULTS = (StructuredOutputError, ToolInputError, ValidationError, NoModelError)
+
+
+class TreeState(TypedDict, total=False):
+    mode: str  # "tree" | "linear"
+    intent: str
+    original_sql: str | list[str] | None
+    original_result: str
+    tree: dict[str, Any]
+    phase: str  # "execute" | "advance" | "clarify" | "done"
+    best: dict[str, Any] | None
+    final: dict[str, Any] | None
+    counters: dict[str, float]
+    failures: list[dict[str, Any]]
+    decisions: list[dict[str, Any]]
+    notes: list[str]
+    pending: dict[str, Any] | None
+    refuted: list[dict[str, Any]]
+
+
+def initial_state(intent: str, sql: str | list[str] | None, mode: str = "tree") -> TreeState:
+    return TreeState(mode=mode, intent=intent, original_sql=sql, original_result="", tree=PlanTree().model_dump(),
+                     phase="plan", best=None, final=None, failures=[], decisions=[], notes=[], pending=None,
+                     refuted=[], counters={"nodes": 0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                           "cost_usd": 0.0, "llm_ms": 0.0, "wall_ms": 0.0})
+
+
+# ---------------------------------------------------------------------------------------------------
+# the graph
+
+
+def build_tree_graph(rt: Runtime, checkpointer: Any = None) -> Any:
+    """Compile the graph for one run; ``rt`` carries the live database, model and event sink."""
+    g = StateGraph(TreeState)
+    g.add_node("plan", _step(rt, _plan))
+    g.add_node("execute", _step(rt, _execute))
+    g.add_node("advance", _step(rt, _advance))
+    g.add_node("clarify", lambda s: _clarify(rt, s))
+    g.set_entry_point("plan")
+    route = {"execute": "execute", "advance": "advance", "clarify": "clarify", "done": END}
+    for name in ("plan", "execute", "advance", "clarify"):
+        g.add_conditional_edges(name, lambda s: s["phase"], route)
+    return g.compile(checkpointer=checkpointer)
+
+
+def _step(rt: Runtime, fn):
+    """Wrap a step: meter LLM usage and wall time into the checkpointed counters."""
+
+    def run(state: TreeState) -> TreeState:
+        state = _copy(state)
+        rt.ctx.meter.start_window()
+        t0 = time.perf_counter()
+        fn(rt, state)
+        w = rt.ctx.meter.window
+        c = state["counters"]
+        c["llm_calls"] += w.llm_calls
+        c["prompt_tokens"] += w.prompt_tokens
+        c["completion_tokens"] += w.completion_tokens
+        c["cost_usd"] += w.cost_usd
+        c["llm_ms"] += w.llm_ms
+        c["wall_ms"] += (time.perf_counter() - t0) * 1000
+        return state
+
+    return run
+
+
+def _copy(state: TreeState) -> TreeState:
+    return json.loads(json.dumps(state, default=str))
+
+
+def _tree(state: TreeState) -> PlanTree:
+    return PlanTree.model_validate(state["tree"])
+
+
+def _save(state: TreeState, tree: PlanTree) -> None:
+    state["tree"] = tree.model_dump(mode="json")
+
+
+# ---------------------------------------------------------------------------------------------------
+# plan
+
+
+def _plan(rt: Runtime, state: TreeState) -> None:
+    sql = state["original_sql"]
+    if sql:
+        first = run_sql(RunSqlInput(sql=sql), rt.ctx)
+        state["original_result"] = first.summary()
+        first_error = first.error
+        first_empty = first.ok and first.last.empty
+    else:
+        state["original_result"] = "(no SQL given: write it from the intent)"
+        first_error, first_empty = None, False
+    tree = PlanTree()
+    reply = None
+    if rt.model is not None:
+        reply = _ask_planner(rt, state, tree, "initial")
+    if reply is not None and reply.plan is not None:
+        idmap: dict[str, str] = {}
+        tree.add_spec(reply.plan, None, linear=state["mode"] == "linear", idmap=idmap)
+        cursor = idmap.get(reply.cursor or "", tree.root)
+        tree.cursor = cursor if cursor in tree.nodes else tree.root
+        _decide(state, "initial", reply, rt)
+    else:
+        if rt.model is not None:
+            state["notes"].append("the planner gave no usable plan; ran the deterministic fallback plan")
+        tree.add_spec(fallback_plan(sql, first_error, first_empty), None)
+        tree.cursor = tree.root
+    _save(state, tree)
+    rt.emit("plan", "revision plan", data={"tree": tree.for_planner(), "text": tree.render_text()})
+    state["phase"] = "execute"
+
+
+def fallback_plan(sql: str | list[str] | None, error: Any, empty: bool) -> NodeSpec:
+    """The LLM-free plan: run; SafeQL refinement on execution errors or empty results; clause
+    localisation on syntax errors; the leaf takes the newest executable SQL the path produced."""
+    leaf = NodeSpec(description="take the best SQL the evidence produced and run it", tool="generate_sql")
+    if not sql:
+        return leaf
+    chain: list[NodeSpec] = []
+    if error is not None and (error.error_class.value == "syntax" or (error.engine == "guard" and error.code == "parse")):
+        chain.append(NodeSpec(description="localise the failing clause", tool="split_and_fix"))
+    if error is not None or empty:
+        chain.append(NodeSpec(description="search small AST edits until the query runs", tool="safeql_refine"))
+    chain.append(leaf)
+    for parent, child in zip(reversed(chain[:-1]), reversed(chain[1:]), strict=True):
+        parent.children = [child]
+    return NodeSpec(description="run the SQL as given", tool="run_sql", children=[chain[0]])
+
+
+# ---------------------------------------------------------------------------------------------------
+# execute
+
+
+def _execute(rt: Runtime, state: TreeState) -> None:
+    tree = _tree(state)
+    node = tree.nodes[tree.cursor or ""]
+    state["counters"]["nodes"] += 1
+    node.order = int(state["counters"]["nodes"])
+    node.started_at = time.time()
+    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tool=node.tool, input=node.input)
+    t0 = time.perf_counter()
+    spec = TOOLS[node.tool]
+    try:
+        inp = _resolve_input(rt, state, tree, node)
+        node.resolved_input = inp.model_dump(mode="json")
+        out = spec.fn(inp, rt.ctx)
+        node.output = out.model_dump(mode="json")
+        node.summary = out.summary() if hasattr(out, "summary") else ""
+        node.status = "done"
+        if isinstance(out, DetectAmbiguitiesOutput):
+            _expand(rt, state, tree, node, out)
+        if isinstance(out, GenerateSqlOutput):
+            _judge_candidate(rt, state, tree, node, out)
+    except _MODEL_FAULTS as e:
+        node.status = "failed"
+        node.error = _fault_text(e)
+        state["failures"].append({"node": node.id, "tool": node.tool, **_fault_info(e)})
+    w = rt.ctx.meter.window
+    node.ms = (time.perf_counter() - t0) * 1000
+    node.llm_ms, node.llm_calls = w.llm_ms, w.llm_calls
+    node.prompt_tokens, node.completion_tokens, node.cost_usd = w.prompt_tokens, w.completion_tokens, w.cost_usd
+    _save(state, tree)
+    rt.emit("node_end", f"{node.tool} {node.status}", node.id, status=node.status, summary=node.error or node.summary,
+            ms=node.ms, llm_calls=node.llm_calls, tokens=node.prompt_tokens + node.completion_tokens)
+    if state.get("pending"):
+        rt.emit("clarify", state["pending"]["question"], node.id, **state["pending"])
+    state["phase"] = "clarify" if state.get("pending") else "advance"
+
+
+def _resolve_input(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode) -> BaseModel:
+    """The planner writes partial inputs; fill what the context knows (intent, SQL, evidence)."""
+    given = dict(node.input)
+    intent, original = state["intent"], state["original_sql"]
+    working = _working_sql(tree, node, original)
+    if node.tool == "run_sql":
+        given.setdefault("sql", working)
+    elif node.tool in ("split_and_fix", "safeql_refine"):
+        sql = given.get("sql") or _failing_statement(tree, node, working)
+        given["sql"] = sql
+        if node.tool == "split_and_fix":
+            given.setdefault("intent", intent)
+    elif node.tool == "detect_ambiguities":
+        given.setdefault("intent", intent)
+        given.setdefault("sql", original)
+    elif node.tool == "generate_sql":
+        draft = given.pop("sql", None) or given.get("draft_sql")
+        if draft is None and rt.model is None:
+            draft = _newest_executable(tree, node)
+        hint = str(given.get("instructions") or given.get("hint") or "")
+        hypothesis = "; ".join(x for x in (tree.hypothesis_of(node.id), hint) if x)
+        given = {"intent": intent, "original_sql": original, "hypothesis": hypothesis,
+                 "evidence": _evidence(tree, node), "draft_sql": draft,
+                 "feedback": "\n".join(f"- {r['sql']}: {r['why']}" for r in state["refuted"][-4:])}
+    if given.get("sql") is None and node.tool in ("run_sql", "split_and_fix", "safeql_refine"):
+        raise ToolInputError(f"{node.tool} needs SQL and there is none yet on this path")
+    if node.tool in ("split_and_fix", "safeql_refine") and isinstance(given["sql"], list):
+        given["sql"] = given["sql"][0]
+    return TOOLS[node.tool].input_model.model_validate(given)
+
+
+def _working_sql(tree: PlanTree, node: PlanNode, original: Any) -> Any:
+    """The newest SQL produced on the path (candidate, clause repair, refinement), else the original."""
+    found = original
+    for n in tree.path(node.id)[:-1]:
+        sql = _sql_from(n)
+        if sql is not None:
+            found = sql
+    return found
+
+
+def _sql_from(n: PlanNode) -> Any:
+    out = n.output or {}
+    if n.status not in ("done", "refuted", "accepted"):
+        return None
+    if n.tool == "generate_sql":
+        return out.get("sql")
+    if n.tool == "split_and_fix" and out.get("repaired_sql"):
+        return out["repaired_sql"]
+    if n.tool == "safeql_refine" and out.get("status") == "refined" and out.get("sql"):
+        return out["sql"]
+    return None
+
+
+def _newest_executable(tree: PlanTree, node: PlanNode) -> Any:
+    """Without a model, the leaf takes the newest SQL on the path that is known to execute."""
+    found = None
+    for n in tree.path(node.id)[:-1]:
+        out = n.output or {}
+        if n.tool == "split_and_fix" and out.get("repaired_sql") and (out.get("repaired_result") or {}).get("ok"):
+            found = out["repaired_sql"]
+        elif n.tool == "safeql_refine" and out.get("status") in ("refined", "already_ok") and out.get("sql"):
+            found = out["sql"]
+    return found
+
+
+def _failing_statement(tree: PlanTree, node: PlanNode, working: Any) -> Any:
+    """For a statement list, the statement that failed in the newest execution on the path."""
+    if not isinstance(working, list):
+        return working
+    for n in reversed(tree.path(node.id)[:-1]):
+        stmts = ((n.output or {}).get("execution") or n.output or {}).get("statements")
+        if stmts:
+            bad = next((s["sql"] for s in stmts if not s.get("ok")), None)
+            if bad:
+                return bad
+    return working[0] if working else None
+
+
+def _evidence(tree: PlanTree, node: PlanNode) -> list[str]:
+    lines = []
+    for n in tree.path(node.id)[:-1]:
+        if n.hypothesis:
+            lines.append(f"[{n.id}] hypothesis: {n.hypothesis}")
+        if n.executed:
+            lines.append(f"[{n.id}] {n.tool} ({n.description}): {n.error or n.summary}"[:2500])
+    return lines
+
+
+def _expand(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: DetectAmbiguitiesOutput) -> None:
+    """One child branch per interpretation of the first ambiguity; planned follow-ups are copied under each."""
+    if not out.ambiguities:
+        return
+    amb = out.ambiguities[0]
+    planned = tree.detach_children(node.id)
+    template = planned or [NodeSpec(description="write the SQL under this reading", tool="generate_sql")]
+    interps = amb.interpretations[:1] if state["mode"] == "linear" else amb.interpretations
+    for i, interp in enumerate(interps, 1):
+        branch = NodeSpec(description=f"reading {i} of {amb.phrase!r}: {interp.description}"[:200],
+                          tool=template[0].tool, input=template[0].input, children=template[0].children)
+        tree.add_spec(branch, node.id, hypothesis=f"{amb.phrase!r} means {interp.description}"
+                      + (f" ({interp.sql_hint})" if interp.sql_hint else ""))
+        for extra in template[1:]:
+            tree.add_spec(extra, tree.nodes[node.id].children[-1])
+    if rt.interactive and not amb.settle_with_data and state["mode"] != "linear":
+        state["pending"] = {"question": amb.question or f"What does {amb.phrase!r} mean here?", "phrase": amb.phrase,
+                            "options": [i.description for i in interps], "node_id": node.id}
+
+
+def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: GenerateSqlOutput) -> None:
+    verdict: Verdict = judge(JudgeInput(intent=state["intent"], sql=out.sql, execution=out.execution), rt.ctx)
+    node.verdict = {**verdict.model_dump(mode="json"), "summary": verdict.summary()}
+    node.status = "accepted" if verdict.passed else "refuted"
+    cand = {"node": node.id, "sql": out.sql, "ok": out.execution.ok, "empty": out.execution.ok and out.execution.last.empty,
+            "passed": verdict.passed, "method": verdict.method, "score": verdict.semantic_score or 0.0,
+            "order": node.order}
+    if _rank(cand) > _rank(state.get("best")):
+        state["best"] = cand
+    if not verdict.passed:
+        sql = out.sql if isinstance(out.sql, str) else "; ".join(out.sql)
+        state["refuted"].append({"node": node.id, "sql": sql[:600], "why": "; ".join(verdict.reasons)[:600]})
+    rt.emit("candidate", verdict.summary(), node.id, sql=out.sql, passed=verdict.passed,
+            execution=out.execution.summary())
+
+
+def _rank(c: dict[str, Any] | None) -> tuple:
+    if not c:
+        return (-1,)
+    return (c["passed"], c["ok"], not c["empty"], c["score"], -(c["order"] or 0))
+
+
+# ---------------------------------------------------------------------------------------------------
+# advance: accept, select, roll back, or stop
+
+
+def _advance(rt: Runtime, state: TreeState) -> None:
+    tree = _tree(state)
+    node = tree.nodes[tree.cursor or ""]
+    linear = state["mode"] == "linear"
+    if node.status == "accepted":
+        return _finish(rt, state, tree, "accepted", node.id)
+    over = _over_budget(rt.budget, state)
+    if over:
+        state["notes"].append(f"budget exhausted ({over}): returning the best candidate so far")
+        return _finish(rt, state, tree, "budget", None)
+    pending = tree.pending_children(node.id)
+    dead_end = node.status in ("refuted",) or (not pending and node.status in ("done", "failed"))
+    if not dead_end:
+        if len(pending) == 1 or linear:
+            tree.cursor = pending[0].id
+        else:
+            tree.cursor = _select(rt, state, tree, node, pending)
+        _save(state, tree)
+        state["phase"] = "execute"
+        return None
+    target = None if linear else _rollback_target(tree, node)
+    cursor = _revise(rt, state, tree, node, target)
+    if cursor is None:
+        if not any(n.status == "pending" for n in tree.nodes.values()):
+            state["notes"].append("no unexplored alternative is left")
+        return _finish(rt, state, tree, "exhausted", None)
+    tree.cursor = cursor
+    _save(state, tree)
+    state["phase"] = "execute"
+    return None
+
+
+def _over_budget(b: Budget, state: TreeState) -> str | None:
+    c = state["counters"]
+    if c["nodes"] >= b.max_nodes:
+        return f"{b.max_nodes} nodes"
+    if c["llm_calls"] >= b.max_llm_calls:
+        return f"{b.max_llm_calls} LLM calls"
+    if c["prompt_tokens"] + c["completion_tokens"] >= b.max_tokens:
+        return f"{b.max_tokens} tokens"
+    if c["wall_ms"] >= b.max_wall_s * 1000:
+        return f"{b.max_wall_s:.0f} s wall time"
+    return None
+
+
+def _rollback_target(tree: PlanTree, node: PlanNode) -> PlanNode | None:
+    """Bottom-up: the nearest ancestor-or-self with unexplored children."""
+    for n in reversed(tree.path(node.id)):
+        pending = tree.pending_children(n.id)
+        if pending:
+            return pending[0]
+    return None
+
+
+def _select(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, pending: list[PlanNode]) -> str:
+    ids = [p.id for p in pending]
+    if rt.model is not None:
+        reply = _ask_planner(rt, state, tree, "select", options=ids,
+                             validate=lambda r: None if r.cursor in ids else f"cursor must be one of {ids}")
+        if reply is not None:
+            _decide(state, "select", reply, rt)
+            return reply.cursor or ids[0]
+        state["notes"].append(f"planner selection failed at {node.id}: took the first branch")
+    return ids[0]
+
+
+def _revise(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, target: PlanNode | None) -> str | None:
+    """After a refuted candidate or a dead end: the planner may add nodes and move the cursor."""
+    linear = state["mode"] == "linear"
+    if rt.model is not None:
+        idmap: dict[str, str] = {}
+
+        def validate(r: PlannerReply) -> str | None:
+            if r.stop:
+                return None
+            for a in r.add:
+                if a.parent not in tree.nodes and a.parent not in _spec_ids(r):
+                    return f"unknown parent {a.parent!r}"
+                if linear and a.parent != node.id:
+                    return f"linear mode: new nodes must go under {node.id}"
+            ids_after = set(tree.nodes) | _spec_ids(r)
+            if r.cursor is None or r.cursor not in ids_after:
+                return "cursor must name a pending node (an existing one or one you add)"
+            if r.cursor in tree.nodes and tree.nodes[r.cursor].status != "pending":
+                return f"node {r.cursor} was already executed; choose a pending node"
+            return None
+
+        reply = _ask_planner(rt, state, tree, "revise", failed=node.id,
+                             suggested=target.id if target else None, validate=validate)
+        if reply is not None:
+            _decide(state, "revise", reply, rt)
+            if reply.stop:
+                return None
+            for a in reply.add:
+                parent = idmap.get(a.parent, a.parent)
+                tree.add_spec(a.node, parent, linear=linear, idmap=idmap)
+            return idmap.get(reply.cursor or "", reply.cursor)
+        state["notes"].append(f"planner revision failed after {node.id}: rolled back deterministically")
+    if target is not None:
+        return target.id
+    if linear and rt.model is not None:
+        return _append_leaf(tree, node)  # linear: keep going down the one path
+    return None
+
+
+def _append_leaf(tree: PlanTree, node: PlanNode) -> str:
+    return tree.add_spec(NodeSpec(description="regenerate from the evidence so far", tool="generate_sql"), node.id)
+
+
+def _spec_ids(r: PlannerReply) -> set[str]:
+    out: set[str] = set()
+
+    def visit(s: NodeSpec) -> None:
+        if s.id:
+            out.add(s.id)
+        for c in s.children:
+            visit(c)
+
+    for a in r.add:
+        visit(a.node)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# the planner
+
+
+def _ask_planner(rt: Runtime, state: TreeState, tree: PlanTree, phase: str, *, options: list[str] | None = None,
+                 failed: str | None = None, suggested: str | None = None, validate=None) -> PlannerReply | None:
+    """One planner decision; malformed or invalid replies are recorded and re-asked (bounded)."""
+    problem = ""
+    for _attempt in range(rt.budget.planner_retries + 1):
+        try:
+            resp = rt.ctx.complete(
+                "planner", role="planner", response_model=PlannerReply, phase=phase, mode=state["mode"],
+                intent=state["intent"], original_sql=_sql_text(state["original_sql"]),
+                original_result=state["original_result"], schema=rt.ctx.schema(),
+                tools=[{"name": t.name, "purpose": t.purpose, "input": _input_fields(t.input_model)}
+                       for t in TOOLS.values()],
+                tree=tree.for_planner(), cursor=tree.cursor, options=options or [], failed=failed,
+                suggested=suggested, refuted=state["refuted"][-4:], problem=problem)
+        except StructuredOutputError as e:
+            state["failures"].append({"phase": phase, **_fault_info(e)})
+            problem = f"your previous reply was not valid JSON for the schema: {'; '.join(e.errors)[:400]}"
+            continue
+        reply: PlannerReply = resp.parsed
+        if phase == "initial" and reply.plan is None:
+            problem = "phase 'initial' needs a 'plan' object"
+        else:
+            problem = validate(reply) if validate else None
+        if not problem:
+            return reply
+        state["failures"].append({"phase": phase, "kind": "invalid_decision", "errors": [problem]})
+        problem = f"your previous decision was invalid: {problem}"
+    return None
+
+
+def _decide(state: TreeState, phase: str, reply: PlannerReply, rt: Runtime) -> None:
+    state["decisions"].append({"phase": phase, "cursor": reply.cursor, "reason": reply.reason[:500],
+                               "added": len(reply.add), "stop": reply.stop})
+    if reply.reason:
+        rt.emit("note", f"planner ({phase}): {reply.reason[:200]}")
+
+
+def _input_fields(model: type[BaseModel]) -> dict[str, str]:
+    return {k: (f.description or str(f.annotation).replace("typing.", "")) for k, f in model.model_fields.items()}
+
+
+def _sql_text(sql: str | list[str] | None) -> str:
+    if sql is None:
+        return ""
+    return sql if isinstance(sql, str) else ";\n".join(sql)
+
+
+# ---------------------------------------------------------------------------------------------------
+# clarify (interactive) and finish
+
+
+def _clarify(rt: Runtime, state: TreeState) -> TreeState:
+    state = _copy(state)
+    pending = state["pending"] or {}
+    answer = interrupt(pending)  # the run pauses here until resume(thread_id, answer)
+    tree = _tree(state)
+    branches = [c for c in tree.pending_children(pending["node_id"])]
+    choice = _match_answer(str(answer), pending.get("options", []))
+    if choice is not None and choice < len(branches):
+        tree.cursor = branches[choice].id
+    else:  # a reading none of the options covered: a new branch with the user's words
+        spec = branches[0] if branches else None
+        tmpl = tree.subtree_spec(spec.id) if spec else NodeSpec(description="write the SQL", tool="generate_sql")
+        tmpl.description = f"user's reading: {answer}"[:200]
+        tree.cursor = tree.add_spec(tmpl, pending["node_id"], hypothesis=f"user says: {answer}")
+    for b in branches:  # the user settled it: other readings are not explored
+        if b.id != tree.cursor:
+            b.status = "skipped"
+    state["notes"].append(f"user clarified {pending.get('phrase', '')!r}: {answer}")
+    state["pending"] = None
+    _save(state, tree)
+    state["phase"] = "execute"
+    return state
+
+
+def _match_answer(answer: str, options: list[str]) -> int | None:
+    a = answer.strip().lower()
+    if a.isdigit() and 1 <= int(a) <= len(options):
+        return int(a) - 1
+    for i, o in enumerate(options):
+        if a and (a == o.lower() or a in o.lower()):
+            return i
+    return None
+
+
+def _finish(rt: Runtime, state: TreeState, tree: PlanTree, reason: str, node_id: str | None) -> None:
+    best = state.get("best")
+    if reason == "accepted" and node_id:
+        chosen = node_id
+        verified = (tree.nodes[node_id].verdict or {}).get("method") == "llm"
+        status = "solved" if verified else "best_effort"
+        if not verified:
+            state["notes"].append("the candidate executes but no LLM judge verified its meaning")
+    elif best and best.get("ok"):
+        chosen, status = best["node"], "best_effort"
+    else:
+        chosen, status = (best or {}).get("node"), "failed"
+    state["final"] = {"status": status, "node": chosen, "reason": reason}
+    tree.cursor = chosen or tree.cursor
+    _save(state, tree)
+    state["phase"] = "done"
+
+
+def _fault_text(e: BaseException) -> str:
+    if isinstance(e, ValidationError):
+        return "invalid tool input: " + "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())[:500]
+    return f"{type(e).__name__}: {e}"[:800]
+
+
+def _fault_info(e: BaseException) -> dict[str, Any]:
+    if isinstance(e, StructuredOutputError):
+        return e.summary()
+    return {"kind": type(e).__name__, "errors": [_fault_text(e)]}

@@ -1,0 +1,144 @@
+"""Comparison variants on the same tools and tree record, for the benchmark.
+
+* ``regenerate``: what most systems do: execute; on an error send it back and regenerate, at most
+  ``budget.max_regenerations`` times. No planner, no judge, no branching.
+* ``single_shot``: one LLM repair call, no tools; the answer is executed once for the record.
+
+Both need a model; ``agent.repair`` runs the LLM-free tree fallback instead when there is none.
+The result has the same shape as a tree run (a linear ``PlanTree``), so reports compare like with like.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from actsagent.graphs.runtime import Runtime
+from actsagent.graphs.tree import PlanNode, PlanTree
+from actsagent.graphs.tree_graph import TreeState, initial_state
+from actsagent.llm import StructuredOutputError
+from actsagent.tools import RunSqlInput, RunSqlOutput, run_sql
+from actsagent.tools.generate_sql import GeneratedSQL, _clean
+
+
+def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> TreeState:
+    state = initial_state(intent, sql, "regenerate")
+    tree = PlanTree()
+    current: Any = sql
+    parent: str | None = None
+    last: RunSqlOutput | None = None
+    history: list[dict[str, str]] = []
+    for attempt in range(rt.budget.max_regenerations + 1):
+        if attempt == 0 and current:
+            node = _node(tree, parent, "run_sql", "run the SQL as given")
+            last = _timed(rt, state, tree, node, lambda: run_sql(RunSqlInput(sql=current), rt.ctx))
+        else:
+            node = _node(tree, parent, "generate_sql", f"regenerate #{attempt} from the error")
+
+            def regen() -> RunSqlOutput:
+                nonlocal current
+                resp = rt.ctx.complete("regenerate", role="tools", response_model=GeneratedSQL, intent=intent,
+                                       original_sql=_text(sql), history=history, schema=rt.ctx.schema(),
+                                       statement_list=isinstance(sql, list))
+                current = _clean(resp.parsed.sql)
+                node.input = {"sql": current}
+                return run_sql(RunSqlInput(sql=current), rt.ctx)
+
+            try:
+                last = _timed(rt, state, tree, node, regen)
+            except StructuredOutputError as e:
+                node.status, node.error = "failed", str(e)[:800]
+                state["failures"].append({"node": node.id, **e.summary()})
+                last = None
+        parent = node.id
+        if last is not None:
+            _candidate(state, node, current, last)
+            if last.ok:
+                break
+            history.append({"sql": _text(current), "error": last.summary()})
+    return _done(state, tree)
+
+
+def run_single_shot(rt: Runtime, intent: str, sql: str | list[str] | None) -> TreeState:
+    state = initial_state(intent, sql, "single_shot")
+    tree = PlanTree()
+    node = _node(tree, None, "generate_sql", "one repair call, no tools")
+
+    def once() -> RunSqlOutput:
+        resp = rt.ctx.complete("single_shot", role="tools", response_model=GeneratedSQL, intent=intent,
+                               original_sql=_text(sql), schema=rt.ctx.schema(), statement_list=isinstance(sql, list))
+        node.input = {"sql": _clean(resp.parsed.sql)}
+        return run_sql(RunSqlInput(sql=node.input["sql"]), rt.ctx)
+
+    try:
+        out = _timed(rt, state, tree, node, once)
+        _candidate(state, node, node.input["sql"], out)
+    except StructuredOutputError as e:
+        node.status, node.error = "failed", str(e)[:800]
+        state["failures"].append({"node": node.id, **e.summary()})
+    return _done(state, tree)
+
+
+def _node(tree: PlanTree, parent: str | None, tool: str, description: str) -> PlanNode:
+    nid = tree.new_id()
+    node = PlanNode(id=nid, parent=parent, tool=tool, description=description)  # type: ignore[arg-type]
+    tree.nodes[nid] = node
+    if parent is None:
+        tree.root = nid
+    else:
+        tree.nodes[parent].children.append(nid)
+    tree.cursor = nid
+    return node
+
+
+def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) -> RunSqlOutput:
+    rt.ctx.meter.start_window()
+    state["counters"]["nodes"] += 1
+    node.order = int(state["counters"]["nodes"])
+    node.started_at = time.time()
+    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tool=node.tool)
+    t0 = time.perf_counter()
+    try:
+        out = fn()
+        node.output = {"execution": out.model_dump(mode="json"), "sql": node.input.get("sql")}
+        node.summary = out.summary()
+        node.status = "done" if out.ok else "refuted"
+        return out
+    finally:
+        w = rt.ctx.meter.window
+        node.ms = (time.perf_counter() - t0) * 1000
+        node.llm_ms, node.llm_calls = w.llm_ms, w.llm_calls
+        node.prompt_tokens, node.completion_tokens, node.cost_usd = w.prompt_tokens, w.completion_tokens, w.cost_usd
+        c = state["counters"]
+        for k in ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "llm_ms"):
+            c[k] += getattr(w, k)
+        c["wall_ms"] += node.ms
+        rt.emit("node_end", f"{node.tool} {node.status}", node.id, status=node.status,
+                summary=node.error or node.summary, ms=node.ms)
+
+
+def _candidate(state: TreeState, node: PlanNode, sql: Any, out: RunSqlOutput) -> None:
+    if not node.input.get("sql"):
+        node.input = {"sql": sql}
+    cand = {"node": node.id, "sql": sql, "ok": out.ok, "empty": out.ok and out.last.empty, "passed": False,
+            "method": "execution_only", "score": 0.0, "order": node.order}
+    best = state.get("best")
+    if best is None or (cand["ok"], not cand["empty"]) >= (best["ok"], not best["empty"]):
+        state["best"] = cand
+
+
+def _done(state: TreeState, tree: PlanTree) -> TreeState:
+    best = state.get("best")
+    status = "best_effort" if best and best["ok"] else "failed"
+    state["final"] = {"status": status, "node": (best or {}).get("node"), "reason": "variant"}
+    state["notes"].append(f"{state['mode']} variant: no judge; success means the SQL executes")
+    tree.cursor = (best or {}).get("node") or tree.cursor
+    state["tree"] = tree.model_dump(mode="json")
+    state["phase"] = "done"
+    return state
+
+
+def _text(sql: str | list[str] | None) -> str:
+    if sql is None:
+        return ""
+    return sql if isinstance(sql, str) else ";\n".join(sql)

@@ -1,0 +1,56 @@
+"""The agent's tools: typed functions ``tool(input_model, ctx) -> output_model``, usable on their own.
+
+``TOOLS`` lists them as data (the sqlglot optimizer's RULES shape): the graph knows tools only
+through this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from actsagent.tools._context import NoModelError, ToolContext, ToolInputError, Usage, UsageMeter
+from actsagent.tools._results import ExecSummary
+from actsagent.tools.detect_ambiguities import (Ambiguity, DetectAmbiguitiesInput, DetectAmbiguitiesOutput,
+                                                Interpretation, detect_ambiguities)
+from actsagent.tools.generate_sql import GenerateSqlInput, GenerateSqlOutput, generate_sql
+from actsagent.tools.inspect_columns import ColumnProfile, InspectColumnsInput, InspectColumnsOutput, inspect_columns
+from actsagent.tools.judge import JudgeInput, JudgeScores, Verdict, judge
+from actsagent.tools.run_sql import RunSqlInput, RunSqlOutput, run_sql
+from actsagent.tools.safeql_refine import SafeqlRefineInput, SafeqlRefineOutput, safeql_refine
+from actsagent.tools.split_and_fix import Localisation, SplitAndFixInput, SplitAndFixOutput, localise, split_and_fix
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    fn: Callable[[Any, ToolContext], BaseModel]
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    needs_llm: bool  # True: cannot run at all without a model; hybrid tools degrade instead
+    purpose: str
+
+
+TOOLS: dict[str, ToolSpec] = {t.name: t for t in (
+    ToolSpec("run_sql", run_sql, RunSqlInput, RunSqlOutput, False,
+             "execute SQL (a sub-query, a probe, a candidate) and see rows or the typed error"),
+    ToolSpec("inspect_columns", inspect_columns, InspectColumnsInput, InspectColumnsOutput, False,
+             "sample/distinct values, null share, min/max and formats of table.column"),
+    ToolSpec("detect_ambiguities", detect_ambiguities, DetectAmbiguitiesInput, DetectAmbiguitiesOutput, True,
+             "find ambiguous phrases in the intent; each interpretation becomes a child branch"),
+    ToolSpec("split_and_fix", split_and_fix, SplitAndFixInput, SplitAndFixOutput, False,
+             "split a failing query into clause-level sub-queries, localise the error, repair from that evidence"),
+    ToolSpec("safeql_refine", safeql_refine, SafeqlRefineInput, SafeqlRefineOutput, False,
+             "LLM-free search over small AST edits until the query executes (unknown names, joins, values)"),
+    ToolSpec("generate_sql", generate_sql, GenerateSqlInput, GenerateSqlOutput, False,
+             "leaf: minimal edit of the original SQL grounded in the path's evidence; executed and judged"),
+)}
+
+__all__ = ["TOOLS", "Ambiguity", "ColumnProfile", "DetectAmbiguitiesInput", "DetectAmbiguitiesOutput", "ExecSummary",
+           "GenerateSqlInput", "GenerateSqlOutput", "InspectColumnsInput", "InspectColumnsOutput", "Interpretation",
+           "JudgeInput", "JudgeScores", "Localisation", "NoModelError", "RunSqlInput", "RunSqlOutput",
+           "SafeqlRefineInput", "SafeqlRefineOutput", "SplitAndFixInput", "SplitAndFixOutput", "ToolContext",
+           "ToolInputError", "ToolSpec", "Usage", "UsageMeter", "Verdict", "detect_ambiguities", "generate_sql",
+           "inspect_columns", "judge", "localise", "run_sql", "safeql_refine", "split_and_fix"]

@@ -1,0 +1,56 @@
+"""Compact, serialisable views of executions: what tools hand to the planner and store on nodes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from actsagent.db import DbError, QueryResult
+
+
+class ExecSummary(BaseModel):
+    """One statement's outcome: rows (capped) or the typed error."""
+
+    sql: str
+    ok: bool
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    row_count: int = 0
+    truncated: bool = False
+    status: str = ""
+    error: DbError | None = None
+    elapsed_ms: float = 0.0
+
+    @classmethod
+    def of(cls, res: QueryResult | DbError, max_rows: int = 20) -> ExecSummary:
+        if res.ok:
+            assert isinstance(res, QueryResult)
+            rows = [[_jsonable(v) for v in r] for r in res.rows[:max_rows]]
+            return cls(sql=res.sql, ok=True, columns=[c.name for c in res.columns], rows=rows,
+                       row_count=res.row_count, truncated=res.truncated or res.row_count > max_rows,
+                       status=res.status, elapsed_ms=res.elapsed_ms)
+        assert isinstance(res, DbError)
+        return cls(sql=res.sql, ok=False, error=res, elapsed_ms=res.elapsed_ms)
+
+    @property
+    def empty(self) -> bool:
+        return self.ok and self.row_count == 0 and bool(self.columns)
+
+    def describe(self, rows: int = 5) -> str:
+        """A few lines for a prompt: the error, or the columns and first rows."""
+        if not self.ok:
+            assert self.error is not None
+            return "ERROR " + self.error.describe()
+        if not self.columns:
+            return f"OK ({self.status or 'no rows returned'})"
+        more = "+" if self.truncated else ""
+        head = f"{self.row_count}{more} row(s); columns: {', '.join(self.columns)}"
+        body = [" | ".join("NULL" if v is None else str(v) for v in r) for r in self.rows[:rows]]
+        return "\n".join([head, *body])
+
+
+def _jsonable(v: Any) -> Any:
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    return str(v)

@@ -1,0 +1,82 @@
+"""generate_sql (hybrid): a minimal edit of the original SQL, grounded in the path's evidence, then run.
+
+With a model, the LLM sees the intent, the original SQL, the branch hypothesis and the evidence
+from the root to this node, and is told to change as little as possible. Without one (or when
+the plan already holds a concrete draft), the candidate is the draft or the newest executable SQL
+found on the path (a SafeQL refinement or a clause repair): no invention, only what evidence gave.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from actsagent.tools._context import ToolContext
+from actsagent.tools.run_sql import RunSqlInput, RunSqlOutput, run_sql
+
+
+class GenerateSqlInput(BaseModel):
+    intent: str
+    original_sql: str | list[str] | None = None
+    hypothesis: str = ""
+    evidence: list[str] = Field(default_factory=list)
+    draft_sql: str | list[str] | None = None  # a concrete candidate proposed by the planner or found on the path
+    use_llm: bool = True
+    feedback: str = ""  # why earlier candidates were refuted
+
+
+class GeneratedSQL(BaseModel):
+    sql: str | list[str] = Field(description="the corrected SQL (a list of statements when several are needed)")
+    rationale: str = ""
+
+
+class GenerateSqlOutput(BaseModel):
+    sql: str | list[str]
+    source: Literal["llm", "draft", "original"]
+    rationale: str = ""
+    execution: RunSqlOutput
+
+    @property
+    def statements(self) -> list[str]:
+        return [self.sql] if isinstance(self.sql, str) else list(self.sql)
+
+    def summary(self) -> str:
+        sql = self.sql if isinstance(self.sql, str) else "; ".join(self.sql)
+        return f"candidate ({self.source}): {sql}\n  -> {self.execution.summary()}"
+
+
+def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
+    if inp.use_llm and ctx.model is not None:
+        original = "\n".join(inp.original_sql) if isinstance(inp.original_sql, list) else (inp.original_sql or "")
+        resp = ctx.complete("generate_sql", role="tools", response_model=GeneratedSQL, intent=inp.intent,
+                            original_sql=original, hypothesis=inp.hypothesis, evidence=inp.evidence,
+                            draft_sql=inp.draft_sql, feedback=inp.feedback, schema=ctx.schema(),
+                            statement_list=isinstance(inp.original_sql, list), sandbox=ctx.sandbox_mode)
+        gen: GeneratedSQL = resp.parsed
+        sql, source, why = _clean(gen.sql), "llm", gen.rationale
+    elif inp.draft_sql:
+        sql, source, why = _clean(inp.draft_sql), "draft", "candidate taken from the evidence on the path"
+    elif inp.original_sql:
+        sql, source, why = _clean(inp.original_sql), "original", "no better candidate: the original SQL"
+    else:
+        from actsagent.tools._context import ToolInputError
+
+        raise ToolInputError("generate_sql needs a model, a draft or an original SQL")
+    execution = run_sql(RunSqlInput(sql=sql), ctx)
+    return GenerateSqlOutput(sql=sql, source=source, rationale=why, execution=execution)
+
+
+def _clean(sql: str | list[str]) -> str | list[str]:
+    """Strip code fences and trailing semicolons models add; keep statement lists as lists."""
+    def one(s: str) -> str:
+        s = s.strip()
+        if s.startswith("```"):
+            s = s.split("\n", 1)[1] if "\n" in s else s.strip("`")
+            s = s.rsplit("```", 1)[0]
+        return s.strip().rstrip(";").strip()
+
+    if isinstance(sql, list):
+        stmts = [one(s) for s in sql if s.strip()]
+        return stmts[0] if len(stmts) == 1 else stmts
+    return one(sql)

@@ -1,0 +1,86 @@
+"""run_sql: guarded execution of one statement or a statement list, rows capped.
+
+Every statement the agent sends goes through ``actsagent.guard.run_guarded`` with the active
+policy, so a forbidden statement comes back as a ``guard_rejected`` error and never reaches the
+database. Under a write-permitting policy, a list that changes data runs in a disposable copy of
+the database (when the engine supports one), so trying candidates never alters the task database.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+
+from actsagent.db import DbError, QueryResult
+from actsagent.tools._context import ToolContext
+from actsagent.tools._results import ExecSummary
+
+
+class RunSqlInput(BaseModel):
+    sql: str | list[str]
+    max_rows: int = Field(default=20, gt=0, le=1000)
+    isolate: bool = True  # run writing lists in a throwaway copy (sandbox policy only)
+
+    @field_validator("sql")
+    @classmethod
+    def _non_empty(cls, v: str | list[str]) -> str | list[str]:
+        stmts = [v] if isinstance(v, str) else v
+        if not stmts or not all(s.strip() for s in stmts):
+            raise ValueError("sql must be a non-empty statement or list of statements")
+        return v
+
+
+class RunSqlOutput(BaseModel):
+    ok: bool
+    statements: list[ExecSummary]
+    isolated: bool = False
+
+    @property
+    def last(self) -> ExecSummary:
+        return self.statements[-1]
+
+    @property
+    def error(self) -> DbError | None:
+        return next((s.error for s in self.statements if s.error is not None), None)
+
+    def summary(self) -> str:
+        if len(self.statements) == 1:
+            return self.last.describe()
+        parts = [f"[{i + 1}] {s.describe(rows=3)}" for i, s in enumerate(self.statements)]
+        return "\n".join(parts)
+
+
+def execute_statements(ctx: ToolContext, statements: list[str], *, isolate: bool = True) -> tuple[list[QueryResult | DbError], bool]:
+    """Run statements in order through the guard, stopping at the first error."""
+    from actsagent.guard import run_guarded
+
+    policy = ctx.active_policy()
+    writes = ctx.sandbox_mode and any(not _is_read(s) for s in statements)
+    if writes and isolate and ctx.db.dialect == "postgres" and getattr(ctx.db, "writable", False):
+        from actsagent.db.sandbox import sandbox
+
+        with sandbox(ctx.db, limits=ctx.db.limits) as copy:
+            return _run_all(copy, statements, policy, run_guarded), True
+    return _run_all(ctx.db, statements, policy, run_guarded), False
+
+
+def _run_all(db, statements, policy, run_guarded) -> list[QueryResult | DbError]:
+    out: list[QueryResult | DbError] = []
+    for s in statements:
+        res = run_guarded(db, s, policy=policy)
+        out.append(res)
+        if not res.ok:
+            break
+    return out
+
+
+def _is_read(sql: str) -> bool:
+    head = sql.lstrip().lstrip("(").split(None, 1)
+    return bool(head) and head[0].upper() in ("SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW")
+
+
+def run_sql(inp: RunSqlInput, ctx: ToolContext) -> RunSqlOutput:
+    statements = [inp.sql] if isinstance(inp.sql, str) else list(inp.sql)
+    results, isolated = execute_statements(ctx, statements, isolate=inp.isolate)
+    summaries = [ExecSummary.of(r, max_rows=inp.max_rows) for r in results]
+    return RunSqlOutput(ok=all(s.ok for s in summaries) and len(summaries) == len(statements),
+                        statements=summaries, isolated=isolated)

@@ -1,0 +1,143 @@
+"""split_and_fix (hybrid): localise a failing query clause by clause, then repair it from that evidence.
+
+The split is deterministic (``_decompose``): flat sub-queries per clause with empty stand-ins
+for dependencies, all executed at once through the guard. The deterministic localiser names the
+failing clause(s) with no LLM; when a model is configured it rewrites the whole query from the
+clause-level evidence and the rewrite is executed.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import sqlglot
+from pydantic import BaseModel, Field
+
+from actsagent.db import DbError, QueryResult
+from actsagent.tools._context import ToolContext
+from actsagent.tools._decompose import ClauseKind, clause_at, decompose, line_col_to_position
+from actsagent.tools._results import ExecSummary
+
+_SPECIFICITY = ["join", "filter", "projection", "aggregation", "order", "unit"]
+_CLAUSE_NAME = {"join": "FROM/JOIN", "filter": "WHERE", "projection": "SELECT list",
+                "aggregation": "GROUP BY/aggregates", "order": "ORDER BY", "unit": "whole query"}
+
+
+class SplitAndFixInput(BaseModel):
+    sql: str
+    intent: str = ""
+    repair: bool = True  # let the LLM rewrite from the evidence when a model is configured
+
+
+class SubQuery(BaseModel):
+    unit: str
+    kind: ClauseKind
+    sql: str
+    depends_on: list[str] = Field(default_factory=list)
+    ok: bool = True
+    error: DbError | None = None
+
+
+class Localisation(BaseModel):
+    parsed: bool
+    failing_units: list[str] = Field(default_factory=list)
+    failing_clauses: list[str] = Field(default_factory=list)
+    clause_at_error: str | None = None
+    snippet: str = ""
+    message: str
+
+    def describe(self) -> str:
+        return self.message
+
+
+class RepairedSQL(BaseModel):
+    sql: str = Field(description="the corrected SQL, the whole query")
+    explanation: str = ""
+
+
+class SplitAndFixOutput(BaseModel):
+    original_error: DbError | None = None
+    localisation: Localisation
+    sub_queries: list[SubQuery] = Field(default_factory=list)
+    repaired_sql: str | None = None
+    explanation: str = ""
+    repaired_result: ExecSummary | None = None
+
+    def summary(self) -> str:
+        lines = [self.localisation.message]
+        for s in self.sub_queries:
+            if not s.ok and s.error is not None:
+                lines.append(f"  {s.unit}.{s.kind}: {s.error.describe()}")
+        if self.repaired_sql:
+            lines.append(f"repaired: {self.repaired_sql}")
+            if self.repaired_result is not None:
+                lines.append("  -> " + self.repaired_result.describe(rows=3))
+        return "\n".join(lines)
+
+
+def localise(sql: str, ctx: ToolContext) -> SplitAndFixOutput:
+    """The deterministic half: run the query, split it, run the parts in parallel, name the clause."""
+    from actsagent.guard import run_guarded
+
+    policy = ctx.active_policy()
+    first = run_guarded(ctx.db, sql, policy=policy)
+    err = first if isinstance(first, DbError) else None
+    pos = err.position if err else None
+    try:
+        queries = decompose(sql, ctx.db.dialect, _schema_map(ctx))
+    except sqlglot.errors.ParseError as e:
+        info = e.errors[0] if e.errors else {}
+        if pos is None and info.get("line"):
+            pos = line_col_to_position(sql, int(info["line"]), int(info["col"]))
+        clause, snippet = clause_at(sql, pos)
+        msg = (f"the query does not parse; the error is in the {clause or 'unknown'} clause near "
+               f"{snippet!r}: {err.describe() if err else info.get('description', str(e))}")
+        return SplitAndFixOutput(original_error=err, localisation=Localisation(
+            parsed=False, clause_at_error=clause, snippet=snippet, failing_clauses=[clause] if clause else [],
+            message=msg))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda q: run_guarded(ctx.db, q.sql, policy=policy), queries))
+    subs = [SubQuery(unit=q.unit, kind=q.kind, sql=q.sql, depends_on=q.depends_on, ok=r.ok,
+                     error=r if isinstance(r, DbError) else None) for q, r in zip(queries, results, strict=True)]
+    clause, snippet = clause_at(sql, pos)
+    failing = [s for s in subs if not s.ok]
+    units = list(dict.fromkeys(s.unit for s in failing))
+    clauses: list[str] = []
+    for u in units:
+        kinds = sorted({s.kind for s in failing if s.unit == u}, key=_SPECIFICITY.index)
+        # the most specific failing clause explains the others (a bad JOIN breaks every later part)
+        clauses.append(f"{u}: {_CLAUSE_NAME[kinds[0]]}")
+    if err is None and not failing:
+        msg = "the query runs; no clause fails"
+    elif not failing:
+        msg = (f"every clause runs on its own; the error comes from combining them "
+               f"({err.describe() if err else ''}) near {snippet!r}")
+    else:
+        msg = "failing clause(s): " + "; ".join(clauses)
+        if clause:
+            msg += f" (engine error in the {clause} clause near {snippet!r})"
+    return SplitAndFixOutput(original_error=err, sub_queries=subs, localisation=Localisation(
+        parsed=True, failing_units=units, failing_clauses=clauses, clause_at_error=clause, snippet=snippet,
+        message=msg))
+
+
+def split_and_fix(inp: SplitAndFixInput, ctx: ToolContext) -> SplitAndFixOutput:
+    out = localise(inp.sql, ctx)
+    if not inp.repair or ctx.model is None or (out.original_error is None and out.localisation.parsed):
+        return out
+    evidence = [{"unit": s.unit, "clause": _CLAUSE_NAME[s.kind], "sql": s.sql,
+                 "result": "ok" if s.ok else (s.error.describe() if s.error else "error")} for s in out.sub_queries]
+    resp = ctx.complete("split_and_fix", role="tools", response_model=RepairedSQL, intent=inp.intent, sql=inp.sql,
+                        error=out.original_error.describe() if out.original_error else "",
+                        localisation=out.localisation.message, sub_queries=evidence, schema=ctx.schema())
+    fixed: RepairedSQL = resp.parsed
+    from actsagent.guard import run_guarded
+
+    res = run_guarded(ctx.db, fixed.sql, policy=ctx.active_policy())
+    out.repaired_sql, out.explanation = fixed.sql, fixed.explanation
+    out.repaired_result = ExecSummary.of(res if isinstance(res, QueryResult | DbError) else res)
+    return out
+
+
+def _schema_map(ctx: ToolContext) -> dict[str, dict[str, str]]:
+    return {t.name: {c.name: c.type for c in t.columns} for t in ctx.db.schema().tables}
