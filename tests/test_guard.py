@@ -1,0 +1,207 @@
+"""The SQL safety guard: hostile SQL never gets through, benchmark gold SQL always does, limits are right,
+and guarded execution works on the real embedded PostgreSQL and on SQLite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from actsagent.guard import DENIED, GuardedSQL, GuardRejection, Policy, check_sql, run_guarded, split_statements
+
+CORPUS = Path(__file__).parent / "data" / "hostile_sql"
+REALERRORS = Path(__file__).resolve().parents[2] / "shared" / "data" / "realerrors"
+
+
+def load_corpus() -> list[tuple[str, str, str]]:
+    """(file, dialect, statement) for every statement of the hostile corpus."""
+    out = []
+    for path in sorted(CORPUS.glob("*.sql")):
+        first, rest = path.read_text().split("\n", 1)
+        assert first.startswith("-- dialect:"), path
+        dialect = first.split(":", 1)[1].strip()
+        out += [(path.name, dialect, s.strip()) for s in rest.split("\n-- ----\n") if s.strip()]
+    return out
+
+
+def test_hostile_corpus_is_rejected():
+    corpus = load_corpus()
+    assert len(corpus) >= 150
+    through = [(f, s, r.sql) for f, d, s in corpus if (r := check_sql(s, d)).ok]
+    assert through == []
+
+
+def test_every_denied_function_is_in_the_corpus_and_refused():
+    text = (CORPUS / "denied_functions.sql").read_text().lower()
+    for name in DENIED:
+        assert f"{name}(" in text or f'"{name}"(' in text, name
+        for dialect in ("postgres", "sqlite"):
+            r = check_sql(f"SELECT {name}(1)", dialect)
+            assert isinstance(r, GuardRejection) and r.rule == "denied_function" and r.offending == name, (name, r)
+
+
+def _gold() -> list[tuple[str, int, str]]:
+    out = []
+    for bench in ("spider_dev", "bird_dev"):
+        path = REALERRORS / bench / "questions.json"
+        assert path.exists(), f"shared data missing: {path}"
+        out += [(bench, q["idx"], q["gold_sql"]) for q in json.loads(path.read_text())]
+    return out
+
+
+def test_no_gold_sql_of_spider_and_bird_dev_is_rejected():
+    gold = _gold()
+    assert len(gold) == 1034 + 1534
+    rejected = [(b, i, r.rule, r.reason) for b, i, s in gold if not (r := check_sql(s, "sqlite")).ok]
+    assert rejected == []
+
+
+@pytest.mark.parametrize("sql,dialect,expected,action", [
+    ("SELECT id FROM t", "postgres", "SELECT id FROM t LIMIT 100", "added"),
+    ("SELECT id FROM t", "sqlite", "SELECT id FROM t LIMIT 100", "added"),
+    ("SELECT id FROM t LIMIT 5000", "postgres", "SELECT id FROM t LIMIT 100", "lowered"),
+    ("SELECT id FROM t LIMIT 7", "postgres", "SELECT id FROM t LIMIT 7", "kept"),
+    ("SELECT id FROM t LIMIT 100", "postgres", "SELECT id FROM t LIMIT 100", "kept"),
+    ("SELECT id FROM t LIMIT 5000 OFFSET 10", "postgres", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
+    ("SELECT id FROM t LIMIT 10, 5000", "sqlite", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
+    ("SELECT id FROM t LIMIT 10, 5", "sqlite", "SELECT id FROM t LIMIT 5 OFFSET 10", "kept"),
+    ("SELECT id FROM t FETCH FIRST 5000 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 100 ROWS ONLY", "lowered"),
+    ("SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "kept"),
+    ("SELECT 1 UNION SELECT 2", "postgres", "SELECT 1 UNION SELECT 2 LIMIT 100", "added"),
+    ("SELECT a FROM x EXCEPT SELECT a FROM y ORDER BY 1 LIMIT 999", "sqlite",
+     "SELECT a FROM x EXCEPT SELECT a FROM y ORDER BY 1 LIMIT 100", "lowered"),
+    ("SELECT a FROM x INTERSECT SELECT a FROM y LIMIT 3", "sqlite", "SELECT a FROM x INTERSECT SELECT a FROM y LIMIT 3",
+     "kept"),
+    ("WITH c AS (SELECT id FROM t LIMIT 9999) SELECT * FROM c", "postgres",
+     "WITH c AS (SELECT id FROM t LIMIT 9999) SELECT * FROM c LIMIT 100", "added"),
+    ("(SELECT id FROM t)", "postgres", "SELECT id FROM t LIMIT 100", "added"),
+    ("SELECT id FROM t LIMIT ALL", "postgres", "SELECT * FROM (SELECT id FROM t LIMIT ALL) AS guard_rows LIMIT 100",
+     "wrapped"),
+    ("SELECT id FROM t LIMIT -1", "sqlite", "SELECT * FROM (SELECT id FROM t LIMIT -1) AS guard_rows LIMIT 100",
+     "wrapped"),
+    ("SELECT id FROM t LIMIT (SELECT 5000)", "postgres",
+     "SELECT * FROM (SELECT id FROM t LIMIT (SELECT 5000)) AS guard_rows LIMIT 100", "wrapped"),
+    ("SELECT id FROM t ORDER BY id FETCH FIRST 3 ROWS WITH TIES", "postgres",
+     "SELECT * FROM (SELECT id FROM t ORDER BY id FETCH FIRST 3 ROWS WITH TIES) AS guard_rows LIMIT 100", "wrapped"),
+    ("VALUES (1), (2)", "postgres", "VALUES (1), (2)", "kept"),
+])
+def test_row_limit_is_injected_through_the_tree(sql, dialect, expected, action):
+    r = check_sql(sql, dialect, max_rows=100)
+    assert isinstance(r, GuardedSQL), r
+    assert (r.sql, r.limit_action) == (expected, action)
+
+
+def test_values_above_the_cap_are_wrapped_and_policy_cap_is_used():
+    r = check_sql("VALUES (1), (2), (3)", "postgres", Policy.strict(max_rows=2))
+    assert r.ok and r.sql == "SELECT * FROM (VALUES (1), (2), (3)) AS guard_rows LIMIT 2" and r.row_limit == 2
+
+
+@pytest.mark.parametrize("sql,rule,words", [
+    ("SELECT 1; DROP TABLE t", "multiple_statements", "only one read-only statement is allowed; found 2 statements"),
+    ("SELEC 1", "parse", "does not parse as postgres"),
+    ("SELECT 'unterminated", "parse", "tokenized"),
+    ("", "empty", "empty"),
+    ("-- only a comment", "empty", "no statement"),
+    ("DELETE FROM t", "not_read_only", "DELETE statements are not allowed"),
+    ("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "write", "inside WITH"),
+    ("SELECT * INTO x FROM t", "select_into", "INTO"),
+    ("SELECT * FROM t FOR UPDATE", "row_lock", "FOR UPDATE"),
+    ("EXPLAIN ANALYZE DELETE FROM t", "not_read_only", "EXPLAIN"),
+    ("SELECT pg_sleep(1)", "denied_function", "pg_sleep() is not allowed"),
+    ("SELECT lo_whatever(1)", "denied_function", "large objects"),
+    ("SELECT my_udf(1)", "unknown_function", "my_udf() is not on the reviewed list"),
+    ("SELECT evil.lower(a) FROM t", "qualified_function", "schema-qualified"),
+])
+def test_rejections_name_the_rule_and_a_fix(sql, rule, words):
+    r = check_sql(sql, "postgres")
+    assert isinstance(r, GuardRejection) and r.rule == rule, r
+    assert words in r.reason
+
+
+def test_reviewed_functions_pass_and_extra_functions_extend_the_list():
+    ok = check_sql("SELECT to_char(d, 'YYYY'), date_part('year', d), string_agg(n, ','), pg_catalog.lower(n) "
+                   "FROM t GROUP BY d", "postgres")
+    assert ok.ok, ok
+    assert not check_sql("SELECT my_udf(1)", "postgres").ok
+    assert check_sql("SELECT my_udf(1)", "postgres", Policy.strict(extra_functions={"MY_UDF"})).ok
+    # the deny-list wins over a policy that names a denied function
+    assert not check_sql("SELECT pg_sleep(1)", "postgres", Policy.strict(extra_functions={"pg_sleep"})).ok
+    sqlite = check_sql("SELECT strftime('%Y', d), iif(a > 1, 1, 0), julianday(d), instr(n, 'x'), substr(n, 1, 2) "
+                       "FROM t", "sqlite")
+    assert sqlite.ok and set(sqlite.functions) >= {"julianday"}
+
+
+def test_the_sql_that_runs_is_regenerated_without_comments():
+    r = check_sql("SELECT 1 -- */ ; DROP TABLE x\n", "postgres")
+    assert r.ok and r.sql == "SELECT 1 LIMIT 1000" and r.statements == [r.sql]
+    r = check_sql("SELECT /* hi */ $$;DROP TABLE t$$ AS s", "postgres")
+    assert r.ok and "DROP" in r.sql and r.sql.startswith("SELECT ';DROP TABLE t' AS s")
+
+
+def test_sandbox_policy_splits_and_lets_everything_through():
+    script = ("CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n-- note; with a semicolon\n"
+              "INSERT INTO t VALUES ('a;b'); DROP TABLE t")
+    r = check_sql(script, "postgres", Policy.sandbox())
+    assert r.ok and r.policy == "sandbox" and r.sql == script
+    assert r.statements == ["CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql",
+                            "INSERT INTO t VALUES ('a;b')", "DROP TABLE t"]
+    assert split_statements("SELECT 'unterminated", "postgres") == ["SELECT 'unterminated"]
+
+
+def test_run_guarded_on_postgres(pg_db):
+    res = run_guarded(pg_db, "SELECT c.name, sum(o.total) AS spent FROM customers c JOIN orders o "
+                             "ON o.customer_id = c.id GROUP BY c.name ORDER BY spent DESC")
+    assert res.ok and res.rows[0][0] == "Ada" and [c.name for c in res.columns] == ["name", "spent"]
+    assert "LIMIT 1001" in res.sql  # cap + 1 in the tree; the fetch keeps the cap and reports the cut
+    res = run_guarded(pg_db, "SELECT id FROM orders ORDER BY id", Policy.strict(max_rows=2))
+    assert res.ok and res.row_count == 2 and res.truncated
+    res = run_guarded(pg_db, "SELECT id FROM orders ORDER BY id", Policy.strict(max_rows=4))
+    assert res.ok and res.row_count == 4 and not res.truncated
+    res = run_guarded(pg_db, "WITH d AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM d")
+    assert not res.ok and res.engine == "guard" and res.error_class.value == "guard_rejected" and res.code == "write"
+    res = run_guarded(pg_db, "SELECT nope FROM customers")  # engine errors still come back classified
+    assert not res.ok and res.engine == "postgres" and res.error_class.value == "unknown_column"
+    # tricks the guard neutralizes by regenerating: they run as harmless literals, nothing is written
+    for sql in ["SELECT $$;DELETE FROM orders$$", "SELECT 'a'';DELETE FROM orders;--'",
+                "SELECT E'\\\\' || ';DELETE FROM orders'", "SELECT 1 /* ; DELETE FROM orders */",
+                "SELECT U&'\\0041;DELETE FROM orders'"]:
+        assert run_guarded(pg_db, sql).ok, sql
+    assert run_guarded(pg_db, "SELECT count(*) FROM orders").rows == [[4]]
+
+
+def test_run_guarded_on_sqlite(sqlite_db):
+    res = run_guarded(sqlite_db, "SELECT name FROM customers WHERE strftime('%Y', created_at) = '2024' ORDER BY id")
+    assert res.ok and [r[0] for r in res.rows] == ["Ada", "Bob", "Chloe"]
+    res = run_guarded(sqlite_db, "SELECT id FROM customers ORDER BY id LIMIT 10, 5")
+    assert res.ok and res.rows == []
+    res = run_guarded(sqlite_db, "SELECT id FROM customers", Policy.strict(max_rows=1))
+    assert res.ok and res.row_count == 1 and res.truncated
+    res = run_guarded(sqlite_db, "SELECT load_extension('x')")
+    assert not res.ok and res.code == "denied_function" and "load_extension" in res.message
+
+
+def test_run_guarded_sandbox_policy_runs_scripts(pg_db_factory):
+    db = pg_db_factory(["CREATE TABLE customers (id SERIAL PRIMARY KEY, name TEXT)",
+                        "INSERT INTO customers (name) VALUES ('Ada'), ('Bob'), ('Chloe')"],
+                       writable=True, single_statement=False)
+    res = run_guarded(db, "INSERT INTO customers (name) VALUES ('Dan'); SELECT count(*) FROM customers",
+                      Policy.sandbox())
+    assert res.ok and res.rows == [[4]]
+
+
+def test_cli_check():
+    from actsagent.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["check", "SELECT id FROM t LIMIT 5000", "--max-rows", "10"])
+    assert res.exit_code == 0 and "SELECT id FROM t LIMIT 10" in res.stdout
+    res = runner.invoke(app, ["check", "SELECT 1; DROP TABLE t", "--json"])
+    assert res.exit_code == 1
+    data = json.loads(res.stdout)
+    assert data["ok"] is False and data["rule"] == "multiple_statements"
+    res = runner.invoke(app, ["check", "SELECT julianday('now')", "--dialect", "sqlite", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["functions"] == ["julianday"]
+    res = runner.invoke(app, ["check", "SELECT 1", "--dialect", "oracle"])
+    assert res.exit_code != 0
