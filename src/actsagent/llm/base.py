@@ -137,7 +137,8 @@ class ChatModel(ABC):
             reply, attempts = self._send(messages, model=model, role=role, purpose=purpose, temperature=temperature,
                                          response_model=response_model)
             hit = _as_cached(reply, messages)
-            self.cache.put(key, hit, request={"model": model, "role": role, "purpose": purpose, "messages": messages,
+            self.cache.put(key, hit, request={"model": model, "role": role, "purpose": purpose,
+                                              "endpoint": self.config.base_url, "messages": messages,
                                               "params": params,
                                               "schema_name": response_model.__name__ if response_model else None})
             cached = False
