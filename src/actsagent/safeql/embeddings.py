@@ -1,0 +1,125 @@
+"""Text embeddings for schema names and stored values, with one model per process and a disk cache.
+
+Loading the ONNX model costs about a second, so it is shared through a cached loader; vectors are
+cached on disk (a SQLite file per model under ``home_dir()``) so a catalog is embedded once per machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+from difflib import SequenceMatcher
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from actsagent.config import default_model_path, home_dir
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@lru_cache(maxsize=4)
+def _load_model(model_path: str | None):
+    from fastembed import TextEmbedding
+
+    if model_path:
+        return TextEmbedding(model_name=MODEL_NAME, specific_model_path=model_path)
+    return TextEmbedding(model_name=MODEL_NAME)  # downloads from the model hub on first use
+
+
+def humanize(name: str) -> str:
+    """``countryInfo``/``country_info`` -> ``country info``: the model embeds words, not identifiers."""
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    s = re.sub(r"[_\-.]+", " ", s)
+    return re.sub(r"\s+", " ", s).strip().lower() or name
+
+
+class Embedder:
+    """Normalised sentence vectors; ``distance`` is the Euclidean distance of unit vectors (0..2)."""
+
+    def __init__(self, model_path: str | None = None, cache_dir: Path | None = None) -> None:
+        self.model_path = model_path if model_path is not None else default_model_path()
+        key = hashlib.sha1(f"{MODEL_NAME}|{self.model_path}".encode()).hexdigest()[:12]
+        cache_dir = cache_dir or home_dir() / "embeddings"
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self.cache_path = cache_dir / f"{key}.sqlite"
+        self._mem: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.cache_path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vec (text TEXT PRIMARY KEY, v BLOB)")
+        self.dim = 384
+
+    @property
+    def model(self):
+        return _load_model(self.model_path)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors for ``texts`` (rows L2-normalised), from memory, the disk cache or the model."""
+        out: list[np.ndarray | None] = [self._mem.get(t) for t in texts]
+        missing = sorted({t for t, v in zip(texts, out) if v is None})
+        if missing:
+            with self._lock:
+                found: dict[str, np.ndarray] = {}
+                for i in range(0, len(missing), 500):
+                    chunk = missing[i:i + 500]
+                    q = ",".join("?" * len(chunk))
+                    for t, blob in self._db.execute(f"SELECT text, v FROM vec WHERE text IN ({q})", chunk):
+                        found[t] = np.frombuffer(blob, dtype=np.float32)
+                todo = [t for t in missing if t not in found]
+                if todo:
+                    vecs = np.asarray(list(self.model.embed(todo, batch_size=256)), dtype=np.float32)
+                    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+                    self._db.execute("BEGIN")
+                    self._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)",
+                                         [(t, v.tobytes()) for t, v in zip(todo, vecs)])
+                    self._db.execute("COMMIT")
+                    found.update(zip(todo, vecs))
+                self._mem.update(found)
+            out = [self._mem[t] for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack(out)  # type: ignore[arg-type]
+
+    def one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+    def distance(self, a: str, b: str) -> float:
+        va, vb = self.embed([a, b])
+        return float(np.linalg.norm(va - vb))
+
+
+def lexical_distance(a: str, b: str) -> float:
+    """Character-level distance on the same 0..2 scale as the embeddings.
+
+    Small sentence models place abbreviations (``pop``/``population``) and case or spacing variants
+    poorly, so token distance is the smaller of this and the embedding distance.
+    """
+    x, y = _squash(a), _squash(b)
+    if not x or not y:
+        return 2.0
+    if x == y:
+        return 0.05 if a != b else 0.0
+    ratio = SequenceMatcher(None, x, y).ratio()
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    if len(short) >= 2 and short[0] == long_[0] and _subsequence(short, long_):
+        ratio = max(ratio, 0.6 + 0.3 * len(short) / len(long_))
+    return 2.0 * (1.0 - ratio)
+
+
+def _squash(s: str) -> str:
+    return re.sub(r"[\s_\-.]+", "", s.lower())
+
+
+def _subsequence(short: str, long_: str) -> bool:
+    it = iter(long_)
+    return all(ch in it for ch in short)
+
+
+@lru_cache(maxsize=8)
+def shared_embedder(model_path: str | None = None) -> Embedder:
+    """One embedder (and model) per model path per process."""
+    return Embedder(model_path if model_path is not None else default_model_path())

@@ -1,0 +1,92 @@
+"""Find the AST occurrence an engine error is about: by identifier, position and scope analysis."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from actsagent.safeql.analyze import Analysis, Resolution
+from actsagent.safeql.operators.base import Failure
+
+
+def start_of(node: exp.Expression) -> int | None:
+    """0-based character offset where ``node`` starts in the parsed text, when sqlglot kept it."""
+    starts = []
+    for n in node.walk():
+        meta = getattr(n, "_meta", None) or {}
+        if "start" in meta:
+            starts.append(meta["start"])
+    return min(starts) if starts else None
+
+
+def _split_ident(ident: str | None) -> tuple[str | None, str | None]:
+    if not ident:
+        return None, None
+    parts = [p.strip('"`[]') for p in ident.split(".")]
+    return (parts[-2] if len(parts) > 1 else None), parts[-1]
+
+
+def _by_position(nodes: list, failure: Failure, key=lambda x: x):
+    pos = failure.position
+    if pos is None or len(nodes) <= 1:
+        return nodes
+    exact = [n for n in nodes if start_of(key(n)) == pos - 1]
+    return exact or nodes
+
+
+def locate_columns(an: Analysis, failure: Failure) -> list[Resolution]:
+    """Unresolved columns the error names, grouped: all occurrences of the first (innermost) one."""
+    qual, name = _split_ident(failure.identifier)
+    bad = [r for r in an.unresolved() if r.status in ("missing", "unknown_qualifier")]
+    if name:
+        named = [r for r in bad if r.column.name.lower() == name.lower()
+                 and (qual is None or (r.column.table or "").lower() == qual.lower())]
+        if not named and qual:  # "missing FROM-clause entry for table x": the identifier is the qualifier
+            named = [r for r in bad if (r.column.table or "").lower() == name.lower()]
+        bad = named or bad
+    bad = _by_position(bad, failure, key=lambda r: r.column)
+    if not bad:
+        return []
+    first = bad[0]
+    return [r for r in bad if r.scope is first.scope and r.column.name.lower() == first.column.name.lower()
+            and (r.column.table or "").lower() == (first.column.table or "").lower()]
+
+
+def locate_ambiguous(an: Analysis, failure: Failure) -> list[Resolution]:
+    _, name = _split_ident(failure.identifier)
+    amb = [r for r in (an.resolve(c) for c in an.columns()) if r.status == "ambiguous"]
+    if name:
+        amb = [r for r in amb if r.column.name.lower() == name.lower()] or amb
+    return _by_position(amb, failure, key=lambda r: r.column)
+
+
+def locate_tables(an: Analysis, failure: Failure) -> list[exp.Table]:
+    _, name = _split_ident(failure.identifier)
+    cte_names = {c.alias.lower() for c in an.ast.find_all(exp.CTE)}
+    tables = [t for t in an.ast.find_all(exp.Table)
+              if t.name and t.name.lower() not in cte_names and an.schema.table(t.name) is None]
+    if name:
+        tables = [t for t in tables if t.name.lower() == name.lower()] or tables
+    return _by_position(tables, failure)
+
+
+def function_name(f: exp.Func) -> str:
+    if isinstance(f, exp.Anonymous):
+        return f.name
+    return f.sql_name() if hasattr(f, "sql_name") else type(f).__name__
+
+
+def locate_functions(ast: exp.Expression, failure: Failure) -> list[exp.Func]:
+    _, name = _split_ident(failure.identifier)
+    funcs = [f for f in ast.find_all(exp.Func) if not isinstance(f, exp.Binary | exp.Unary | exp.Predicate)]
+    if name:
+        funcs = [f for f in funcs if function_name(f).lower() == name.lower() or _named(f, name)]
+    return _by_position(funcs, failure)
+
+
+def _named(f: exp.Func, name: str) -> bool:
+    if isinstance(f, exp.Anonymous):
+        return f.name.lower() == name.lower()
+    try:
+        return name.upper() in type(f).sql_names()
+    except Exception:  # some classes have no SQL names
+        return False

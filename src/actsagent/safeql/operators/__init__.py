@@ -1,0 +1,7 @@
+"""Refinement operators, one module each. The search loop only iterates ``OPERATORS``."""
+
+from actsagent.safeql.operators import ambiguous, attribute, function, join, mismatch, relation, syntax, value
+
+OPERATORS = (syntax, relation, join, attribute, value, function, ambiguous, mismatch)
+
+__all__ = ["OPERATORS"]

@@ -1,0 +1,71 @@
+"""Small AST edits shared by operators (renaming, qualifying, join conditions)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from actsagent.safeql.analyze import Analysis, ScopeInfo, Source
+from actsagent.safeql.catalog import Catalog
+from actsagent.schema.model import TableInfo
+
+
+def ident(name: str, dialect: str) -> exp.Identifier:
+    """An identifier quoted only when it must be (case or characters) for ``dialect``."""
+    plain = name.isidentifier() and (name == name.lower() or dialect == "sqlite")
+    return exp.to_identifier(name, quoted=not plain)
+
+
+def set_column(col: exp.Column, name: str | None, qualifier: str | None, dialect: str, *,
+               keep_qualifier: bool = True) -> None:
+    if name is not None:
+        col.set("this", ident(name, dialect))
+    if qualifier is not None:
+        col.set("table", ident(qualifier, dialect))
+    elif not keep_qualifier:
+        col.set("table", None)
+
+
+def table_sources(scope: ScopeInfo) -> list[Source]:
+    return [s for s in scope.sources.values() if s.table is not None]
+
+
+def source_alias(src: Source) -> str:
+    return src.alias
+
+
+def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog, dialect: str
+                   ) -> exp.Expression | None:
+    """``left.x = new.y`` along a foreign key either way, else along a shared key-like column."""
+    lt = left.table
+    if lt is None:
+        return None
+    pairs: list[tuple[str, str]] = []
+    for fk in lt.foreign_keys:
+        if fk.ref_table.lower() == new.name.lower() and len(fk.columns) == 1:
+            pairs.append((fk.columns[0], fk.ref_columns[0] or (new.primary_key[:1] or ["rowid"])[0]))
+    for fk in new.foreign_keys:
+        if fk.ref_table.lower() == lt.name.lower() and len(fk.columns) == 1:
+            pairs.append((fk.ref_columns[0] or (lt.primary_key[:1] or ["rowid"])[0], fk.columns[0]))
+    if not pairs:
+        shared = [c.name for c in lt.columns if new.column(c.name) is not None]
+        keyish = [c for c in shared if c.lower().endswith("id") or c.lower().endswith("_code")
+                  or (lt.column(c) and lt.column(c).primary_key) or (new.column(c) and new.column(c).primary_key)]
+        pairs = [(c, new.column(c).name) for c in keyish]
+    if not pairs:
+        return None
+    a, b = pairs[0]
+    return exp.EQ(this=exp.column(ident(a, dialect), table=ident(left.alias, dialect)),
+                  expression=exp.column(ident(b, dialect), table=ident(new_ref, dialect)))
+
+
+def scope_select(scope: ScopeInfo) -> exp.Select | None:
+    return scope.select if isinstance(scope.select, exp.Select) else None
+
+
+def refs_in_scope(an: Analysis, scope: ScopeInfo, qualifier: str) -> list[exp.Column]:
+    """Columns of ``scope`` (not of nested scopes) qualified by ``qualifier``."""
+    out = []
+    for c in scope.select.find_all(exp.Column):
+        if (c.table or "").lower() == qualifier.lower() and an.scope_of(c) is scope:
+            out.append(c)
+    return out

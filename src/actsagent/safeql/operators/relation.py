@@ -1,0 +1,82 @@
+"""Relation refinement: replace a table that does not exist, or one that lacks the column asked of it."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from actsagent.safeql.analyze import copy_at, follow, node_path
+from actsagent.safeql.locate import locate_columns, locate_tables
+from actsagent.safeql.operators._edit import ident, refs_in_scope, set_column
+from actsagent.safeql.operators.base import Context, Failure, Proposal
+
+name = "relation"
+handles = frozenset({"unknown_relation", "unknown_column"})
+
+
+def propose(ctx: Context, failure: Failure) -> list[Proposal]:
+    if ctx.analysis is None:
+        return []
+    if failure.kind == "unknown_relation":
+        return _replace_unknown(ctx, failure)
+    return _replace_for_column(ctx, failure)
+
+
+def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
+    an = ctx.analysis
+    targets = locate_tables(an, failure)
+    if not targets:
+        return []
+    target = targets[0]
+    scope = an.scope_of(target)
+    in_use = {s.table.name.lower() for s in scope.sources.values() if s.table is not None} if scope else set()
+    out = []
+    for table, dist in ctx.catalog.nearest_tables(target.name, ctx.options.k * 3, exclude=in_use):
+        new, (t2,) = copy_at(ctx.ast, target)
+        old = target.name
+        t2.set("this", ident(table.name, ctx.dialect))
+        if not target.alias and scope is not None:  # qualifiers written with the old name follow it
+            scope2 = an.scope_of(target)
+            for c in refs_in_scope(an, scope2, old):
+                c2 = follow(new, node_path(c))
+                set_column(c2, None, table.name, ctx.dialect)
+        out.append(Proposal(new, name, f"relation {old!r} does not exist; nearest table is {table.name!r}",
+                            old, table.name, dist, group=old))
+    return out
+
+
+def _replace_for_column(ctx: Context, failure: Failure) -> list[Proposal]:
+    """The column exists elsewhere: swap the table it is taken from (alias kept)."""
+    an = ctx.analysis
+    group = locate_columns(an, failure)
+    if not group:
+        return []
+    first = group[0]
+    scope = first.scope
+    cname = first.column.name
+    if first.source is not None and first.source.table is not None:
+        victims = [first.source]
+    else:
+        victims = [s for s in scope.sources.values() if s.table is not None]
+    in_use = {s.table.name.lower() for s in scope.sources.values() if s.table is not None}
+    out = []
+    cands = [(c, d) for c, d in ctx.catalog.nearest_columns(cname, None) if c.table.name.lower() not in in_use]
+    for cref, dcol in cands[: ctx.options.k * 2]:
+        for victim in victims:
+            vnode = victim.node
+            if not isinstance(vnode, exp.Table):
+                continue
+            new, nodes = copy_at(ctx.ast, vnode, *[r.column for r in group])
+            t2, cols = nodes[0], nodes[1:]
+            t2.set("this", ident(cref.table.name, ctx.dialect))
+            if not vnode.alias:
+                t2.set("alias", exp.TableAlias(this=ident(victim.alias, ctx.dialect)))
+            renamed = cref.column.name.lower() != cname.lower()
+            for c in cols:
+                set_column(c, cref.column.name if renamed else None, None, ctx.dialect)
+            dtab = ctx.catalog.token_distance(victim.table.name, cref.table.name)
+            before = f"{victim.table.name}.{cname}"
+            after = f"{cref.table.name}.{cref.column.name}"
+            out.append(Proposal(new, name, f"column {cname!r} is not in {victim.table.name!r}; "
+                                           f"take the table {cref.table.name!r} that has {cref.column.name!r}",
+                                before, after, dtab + dcol, group=cname))
+    return out

@@ -1,0 +1,95 @@
+"""Syntax salvage: LLM output often wraps one good SELECT in markdown, chat, a second statement or a
+run-on repetition. Cut the text down to the longest leading SELECT that parses; never invent SQL."""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot.tokens import TokenType
+
+from actsagent.safeql.analyze import is_query, parse
+from actsagent.safeql.operators.base import Context, Failure, Proposal
+
+name = "syntax"
+handles = frozenset({"syntax"})
+
+_FENCE = re.compile(r"```(?:sql|SQL)?\s*(.*?)(?:```|$)", re.S)
+_TAILS = ("\\end{code}", "\\begin{code}", "</s>", "[/INST]", "Comment:", "Answer:", "Explanation:", "Note:")
+_SET_OPS = {TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT, TokenType.ALL, TokenType.DISTINCT,
+            TokenType.L_PAREN}
+
+
+def _strip(text: str) -> str:
+    m = _FENCE.search(text)
+    if m and m.group(1).strip():
+        text = m.group(1)
+    for tail in _TAILS:
+        i = text.find(tail)
+        if i > 0:
+            text = text[:i]
+    text = re.sub(r"^\s*(?:SQL|Query|Answer)\s*:\s*", "", text, flags=re.I)
+    return text.strip()
+
+
+def _cuts(text: str, dialect: str) -> list[int]:
+    """Character offsets where a first statement could end: a semicolon, a second top-level SELECT."""
+    try:
+        tokens = sqlglot.tokenize(text, read=dialect)
+    except Exception:  # the tokenizer rejects stray characters; cut before them by regex instead
+        return [m.start() for m in re.finditer(r";|\bSELECT\b", text, flags=re.I) if m.start() > 0]
+    cuts, depth, prev = [], 0, None
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif tok.token_type == TokenType.SEMICOLON:
+            cuts.append(tok.start)
+        elif tok.token_type in (TokenType.SELECT, TokenType.WITH) and i > 0 and depth <= 0 \
+                and (prev is None or prev.token_type not in _SET_OPS):
+            cuts.append(tok.start)
+        prev = tok
+    return cuts
+
+
+def salvage(text: str, dialect: str) -> list[tuple[str, str]]:
+    """Parseable single SELECTs cut from ``text``, longest first, with what was cut."""
+    out: list[tuple[str, str]] = []
+    base = _strip(text)
+    seen = set()
+
+    def offer(sql: str, why: str) -> None:
+        sql = sql.strip().rstrip(";").strip()
+        if not sql or sql in seen:
+            return
+        seen.add(sql)
+        ast = parse(sql, dialect)
+        if ast is not None and is_query(ast):
+            out.append((sql, why))
+
+    if base != text.strip():
+        offer(base, "removed text around the SQL (markdown, chat, LaTeX)")
+    for cut in _cuts(base, dialect):
+        offer(base[:cut], "kept the first statement only")
+    if not out:  # trailing garbage: the longest prefix that parses, by whole words
+        words = [m.start() for m in re.finditer(r"\s+", base)]
+        for end in reversed(words[-60:]):
+            before = len(out)
+            offer(base[:end], "cut trailing text that is not SQL")
+            if len(out) > before:
+                break
+    return out
+
+
+def propose(ctx: Context, failure: Failure) -> list[Proposal]:
+    out = []
+    total = max(len(ctx.sql), 1)
+    for sql, why in salvage(ctx.sql, ctx.dialect):
+        ast = parse(sql, ctx.dialect)
+        if ast is None:
+            continue
+        removed = max(0, total - len(sql)) / total
+        out.append(Proposal(ast, name, why, ctx.sql[:60], sql[:60], 0.1 + 0.2 * removed, group="salvage",
+                            extra={"raw_sql": sql}))
+    return out

@@ -1,0 +1,198 @@
+"""Best-first search over error-directed refinements (SafeQL, Algorithm 1).
+
+Candidates are ordered by delta = alpha * normalised TED(original, candidate) + (1 - alpha) * the
+sum of token distances of everything replaced on the way. The first candidate that executes (and,
+when the original's problem was an empty result, returns rows) is the answer. Type pruning cuts
+candidates that introduce a new type mismatch; top-K keeps the K nearest per operator and target.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from actsagent.db.base import Database
+from actsagent.db.results import DbError, ErrorClass, QueryResult
+from actsagent.safeql.analyze import Analysis, is_query, parse
+from actsagent.safeql.catalog import Catalog, get_catalog
+from actsagent.safeql.distance import normalised_ted, to_tree
+from actsagent.safeql.operators import OPERATORS
+from actsagent.safeql.operators.base import EMPTY, Context, Failure, Proposal
+from actsagent.safeql.result import Edit, RefineOptions, RefineResult
+from actsagent.safeql.types import count_mismatches
+
+_REFINABLE = {ErrorClass.SYNTAX, ErrorClass.UNKNOWN_RELATION, ErrorClass.UNKNOWN_COLUMN,
+              ErrorClass.UNKNOWN_FUNCTION, ErrorClass.AMBIGUOUS_COLUMN, ErrorClass.TYPE_MISMATCH}
+
+
+@dataclass(order=True)
+class _Node:
+    delta: float
+    seq: int
+    sql: str = field(compare=False)
+    ast: exp.Expression | None = field(compare=False)
+    edits: list[Edit] = field(compare=False, default_factory=list)
+    embed: float = field(compare=False, default=0.0)
+    ted: float = field(compare=False, default=0.0)
+    depth: int = field(compare=False, default=0)
+    ref: object = field(compare=False, default=None)  # zss tree the TED is measured from
+    mismatches: int = field(compare=False, default=0)
+
+
+def _failure(res, original_empty: bool) -> Failure | None:
+    if isinstance(res, DbError):
+        return Failure(res.error_class.value, res)
+    if res.empty:
+        return Failure(EMPTY)
+    return None
+
+
+def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
+           catalog: Catalog | None = None) -> RefineResult:
+    """Return the nearest query to ``sql`` that executes on ``db`` (read-only), or say why not."""
+    opts = options or RefineOptions()
+    start = time.perf_counter()
+    result = RefineResult(status="gave_up", original_sql=sql)
+
+    def done(**kw) -> RefineResult:
+        for k, v in kw.items():
+            setattr(result, k, v)
+        result.elapsed_ms = (time.perf_counter() - start) * 1000
+        return result
+
+    ast0 = parse(sql, db.dialect)
+    if ast0 is not None and not is_query(ast0):
+        return done(why=f"only SELECT queries are refined; this is {type(ast0).__name__.upper()}")
+    if ast0 is None and _looks_like_non_select(sql):
+        return done(why="only SELECT queries are refined")
+    res0 = db.execute(sql, read_only=True, max_rows=opts.max_rows, timeout_s=opts.statement_timeout_s)
+    if isinstance(res0, QueryResult) and (not res0.empty or not opts.refine_empty):
+        return done(status="already_ok", why="the query executes", **_rows(res0, opts))
+    fail0 = _failure(res0, False)
+    result.error_class = fail0.kind if fail0 else None
+    result.error_message = fail0.message if fail0 else None
+    if isinstance(res0, DbError) and res0.error_class not in _REFINABLE:
+        return done(why=f"{res0.error_class.value} errors are not refinable: {res0.message}")
+    if ast0 is None and not (isinstance(res0, DbError) and res0.error_class is ErrorClass.SYNTAX):
+        return done(why="the query cannot be parsed")
+
+    if catalog is None:
+        t0 = time.perf_counter()
+        catalog = get_catalog(db)
+        result.catalog_ms = (time.perf_counter() - t0) * 1000
+    want_rows = fail0 is not None and fail0.kind == EMPTY
+    seq = itertools.count()
+    ref0 = to_tree(ast0) if ast0 is not None else None
+    root = _Node(0.0, next(seq), sql, ast0, ref=ref0,
+                 mismatches=count_mismatches(Analysis(ast0, catalog.schema), db.dialect) if ast0 is not None else 0)
+    heap: list[_Node] = []
+    visited = {_canon(ast0, sql, db.dialect)}
+    fallback: tuple[_Node, QueryResult] | None = None
+    expansions = 0
+
+    def expand(node: _Node, failure: Failure) -> None:
+        nonlocal expansions
+        expansions += 1
+        if node.depth >= opts.max_depth:
+            return
+        an = Analysis(node.ast, catalog.schema) if node.ast is not None else None
+        ctx = Context(db=db, catalog=catalog, options=opts, sql=node.sql, ast=node.ast, analysis=an)
+        for op in OPERATORS:
+            if failure.kind not in op.handles:
+                continue
+            try:
+                proposals = op.propose(ctx, failure)
+            except RecursionError:
+                proposals = []
+            result.candidates_generated += len(proposals)
+            kept: dict[str, int] = {}
+            for p in sorted(proposals, key=lambda p: p.token_distance):
+                child = _child(node, p, db.dialect, catalog, opts, seq, visited, result)
+                if child is None:
+                    continue
+                if kept.get(p.group, 0) >= opts.k:
+                    result.pruned_by_topk += 1
+                    continue
+                kept[p.group] = kept.get(p.group, 0) + 1
+                heapq.heappush(heap, child)
+
+    if fail0 is not None:
+        expand(root, fail0)
+    deadline = time.perf_counter() + opts.time_limit_s  # the index build is accounted apart
+    while heap and time.perf_counter() < deadline and expansions < opts.max_expansions \
+            and result.candidates_explored < opts.max_candidates:
+        node = heapq.heappop(heap)
+        res = db.execute(node.sql, read_only=True, max_rows=opts.max_rows, timeout_s=opts.statement_timeout_s)
+        result.candidates_explored += 1
+        if isinstance(res, QueryResult) and not res.empty:
+            return done(status="refined", why="the refined query executes and returns rows",
+                        refined_sql=node.sql, edits=node.edits, distance=node.delta, ted=node.ted,
+                        **_rows(res, opts))
+        if isinstance(res, QueryResult):
+            if not want_rows and fallback is None:
+                # it runs: look a little further for one that also returns rows, then settle
+                fallback = (node, res)
+                deadline = min(deadline, time.perf_counter() + 0.5)
+            expand(node, Failure(EMPTY))
+            continue
+        if res.error_class in _REFINABLE:
+            expand(node, Failure(res.error_class.value, res))
+
+    if fallback is not None:
+        node, res = fallback
+        return done(status="refined", why="the refined query executes but returns no rows",
+                    refined_sql=node.sql, edits=node.edits, distance=node.delta, ted=node.ted,
+                    **_rows(res, opts))
+    limit = ("time limit" if time.perf_counter() >= deadline else
+             "expansion limit" if expansions >= opts.max_expansions else
+             "candidate limit" if result.candidates_explored >= opts.max_candidates else
+             "no refinement left")
+    what = "no candidate returned rows" if want_rows else "no candidate executed"
+    return done(why=f"{what} ({limit}; {result.candidates_explored} explored)")
+
+
+def _child(node: _Node, p: Proposal, dialect: str, catalog: Catalog, opts: RefineOptions, seq, visited: set[str],
+           result: RefineResult) -> _Node | None:
+    sql = p.extra.get("raw_sql") or p.ast.sql(dialect=dialect)
+    key = _canon(p.ast, sql, dialect)
+    if key in visited:
+        return None
+    visited.add(key)
+    try:
+        mism = count_mismatches(Analysis(p.ast, catalog.schema), dialect)
+    except RecursionError:
+        mism = 0
+    if mism > node.mismatches:
+        result.pruned_by_type += 1
+        return None
+    ref = node.ref if node.ref is not None else to_tree(p.ast)
+    ted = normalised_ted(ref, p.ast)
+    embed = node.embed + p.token_distance
+    delta = opts.alpha * ted + (1 - opts.alpha) * embed
+    edit = Edit(operator=p.operator, reason=p.reason, before=p.before, after=p.after,
+                embed_distance=round(p.token_distance, 4), sql=sql)
+    return _Node(delta, next(seq), sql, p.ast, node.edits + [edit], embed, ted, node.depth + 1, ref, mism)
+
+
+def _canon(ast: exp.Expression | None, sql: str, dialect: str) -> str:
+    if ast is None:
+        return sql.strip()
+    try:
+        return ast.sql(dialect=dialect, normalize=True, pretty=False)
+    except Exception:  # generation can fail on odd trees; fall back to the text
+        return sql.strip()
+
+
+def _rows(res: QueryResult, opts: RefineOptions) -> dict:
+    return {"columns": [c.name for c in res.columns], "rows_preview": res.rows[: opts.preview_rows],
+            "row_count": res.row_count, "empty_result": res.empty}
+
+
+def _looks_like_non_select(sql: str) -> bool:
+    head = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
+    return head in {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT", "REVOKE",
+                    "MERGE", "COPY", "VACUUM", "ATTACH", "DETACH", "PRAGMA", "REPLACE"}
