@@ -6,6 +6,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from actsagent.llm import (
+    FailingChatModel,
     OutputInvalid,
     ProviderError,
     ProviderFailed,
@@ -160,3 +161,18 @@ def test_messages_are_validated():
 def test_scripted_reply_token_counts():
     resp = ScriptedChatModel([ScriptedReply(text="hi", prompt_tokens=100, completion_tokens=7)]).complete(MSG)
     assert (resp.usage.prompt_tokens, resp.usage.completion_tokens) == (100, 7)
+
+
+def test_failing_model_retries_then_fails():
+    model = FailingChatModel(config=scripted_config(max_retries=2))
+    with pytest.raises(ProviderFailed) as e:
+        model.complete(MSG)
+    assert e.value.status == 503 and e.value.attempts == 3 and len(model.calls) == 3
+    with pytest.raises(ProviderFailed) as e:
+        FailingChatModel(ProviderError.bad_request("invalid api key", status=401)).complete(MSG)
+    assert e.value.attempts == 1 and "invalid api key" in str(e.value)
+
+
+def test_reasoning_blocks_are_ignored():
+    text = '<think>maybe {"steps": [{"tool": "judge"}]}</think>\n{"steps": [{"tool": "run_sql"}]}'
+    assert parse_structured(text, Plan).steps[0].tool == "run_sql"

@@ -27,7 +27,7 @@ from actsagent.llm.errors import (
     StructuredOutputError,
 )
 from actsagent.llm.openai_model import OpenAIChatModel
-from actsagent.llm.scripted import ScriptedCall, ScriptedChatModel, ScriptedReply, scripted_config
+from actsagent.llm.scripted import FailingChatModel, ScriptedCall, ScriptedChatModel, ScriptedReply, scripted_config
 from actsagent.llm.structured import OutputInvalid, parse_structured
 from actsagent.llm.usage import CallRecord, LLMResponse, Usage, UsageLedger, UsageTotals, current_labels
 
@@ -60,7 +60,8 @@ def get_chat_model(config: LLMConfig | None = None, *, ledger: UsageLedger | Non
 
 
 __all__ = [
-    "ALLOW_MODEL_REQUESTS", "DEFAULT_MODEL", "DEFAULT_PRICES", "CallRecord", "ChatModel", "LLMConfig", "LLMResponse",
+    "ALLOW_MODEL_REQUESTS", "DEFAULT_MODEL", "DEFAULT_PRICES", "CallRecord", "ChatModel", "FailingChatModel",
+    "LLMConfig", "LLMResponse",
     "ModelPrice", "ModelRequestsBlocked", "OpenAIChatModel", "OutputInvalid", "ProviderError", "ProviderFailed",
     "RawReply", "ReplayMiss", "Request", "ResponseCache", "RoleModels", "ScriptExhausted", "ScriptedCall",
     "ScriptedChatModel", "ScriptedReply", "StructuredOutputError", "Usage", "UsageLedger", "UsageTotals",

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
 
 from actsagent.config import home_dir
 from actsagent.errors import UserError
@@ -68,7 +68,7 @@ class LLMConfig(BaseModel, frozen=True):
     models: RoleModels = RoleModels()
     temperature: float | None = Field(default=0.0, ge=0, le=2)  # None: do not send (some models reject it)
     max_tokens: int | None = Field(default=None, gt=0)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0, validation_alias=AliasChoices("timeout_s", "timeout"))
     max_retries: int = Field(default=4, ge=0)  # retries after the first attempt
     retry_initial_s: float = Field(default=1.0, ge=0)  # exponential backoff: initial, cap and jitter
     retry_max_s: float = Field(default=30.0, ge=0)

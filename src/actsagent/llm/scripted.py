@@ -133,3 +133,22 @@ def _to_reply(item: Any, request: Request) -> RawReply:
     if ct is None:
         ct = len(text) // 4
     return RawReply(text=text, model=request.model, prompt_tokens=pt, completion_tokens=ct)
+
+
+class FailingChatModel(ScriptedChatModel):
+    """Every request fails with ``error`` (a provider that is down, rate-limited or rejecting the key).
+
+    Retryable errors go through the real backoff loop before ``ProviderFailed`` is raised, so a
+    graph test sees exactly what an outage looks like.
+    """
+
+    def __init__(self, error: BaseException | None = None, *, config: LLMConfig | None = None,
+                 ledger: UsageLedger | None = None):
+        from actsagent.llm.errors import ProviderError
+
+        self.error = error if error is not None else ProviderError.server_error("scripted outage", status=503)
+
+        def fail(messages, role, response_model):
+            raise self.error
+
+        super().__init__(fail, config=config, ledger=ledger)

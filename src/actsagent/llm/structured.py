@@ -5,6 +5,7 @@ each balanced ``{...}`` in the text. Each candidate is read as strict JSON, then
 commas, single-quoted strings, comments, unquoted keys), then as a Python literal
 (``True``/``None``, via ``ast.literal_eval``, which evaluates no code). The first candidate that
 validates wins; otherwise the errors of the most promising one are reported for the repair round.
+``<think>...</think>`` blocks of reasoning models are dropped first.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from pydantic import BaseModel, ValidationError
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_THINK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
 _MAX_CANDIDATES = 20
+_MAX_LITERAL_CHARS = 200_000  # ast.literal_eval is safe but not cheap on huge inputs
 
 
 class OutputInvalid(Exception):
@@ -36,6 +39,7 @@ def parse_structured(text: str, model: type[T]) -> T:
     """The first JSON-ish object in ``text`` that validates as ``model``; raises OutputInvalid."""
     best_errors: list[str] | None = None
     best_is_object = False
+    text = _THINK.sub("", text)  # a reasoning model's drafts must not win over its answer
     for cand in _candidates(text):
         data = loads_tolerant(cand)
         if data is _NOTHING:
@@ -67,7 +71,7 @@ def loads_tolerant(text: str) -> Any:
         return json5.loads(text)
     except (ValueError, TypeError, RecursionError):
         pass
-    if text[0] in "{[":
+    if text[0] in "{[" and len(text) <= _MAX_LITERAL_CHARS:
         try:
             return ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
