@@ -164,7 +164,8 @@ def test_response_format_refused_falls_back_and_remembers(fake, tmp_path):
                     (200, completion('Sure: ```json\n{"column": "ordered_at", "confidence": 1}\n```')),
                     (200, completion('{"column": "status", "confidence": 0.5}'))]
     model = OpenAIChatModel(config(fake, tmp_path))
-    assert model.complete(MSG, response_model=Answer).parsed.column == "ordered_at"
+    first = model.complete(MSG, response_model=Answer)
+    assert first.parsed.column == "ordered_at" and first.attempts == 2
     assert "response_format" in fake.requests[0] and "response_format" not in fake.requests[1]
     assert "JSON schema" in fake.requests[1]["messages"][-1]["content"]  # the schema is described instead
     assert model.complete(MSG, response_model=Answer).parsed.column == "status"

@@ -169,10 +169,10 @@ class ChatModel(ABC):
                               max_tokens=self.config.max_tokens, response_format=fmt, response_model=response_model)
                 reply, n = self._send_retrying(req)
                 return reply, attempts + n
-            except StructuredModeUnsupported:
+            except StructuredModeUnsupported as e:
                 if fmt is None:
                     raise
-                attempts += 1
+                attempts += getattr(e, "attempts", 1)
                 mode = "prompt"
             except _Failed as f:
                 attempts += f.attempts
@@ -211,6 +211,9 @@ class ChatModel(ABC):
                         raise pe from e
         except ProviderError as e:
             raise _Failed(e, attempts) from e
+        except StructuredModeUnsupported as e:
+            e.attempts = attempts  # type: ignore[attr-defined]
+            raise
         raise AssertionError("unreachable: tenacity either returns or raises")
 
     def _usage(self, reply: CachedReply) -> Usage:
