@@ -52,9 +52,9 @@ class Verdict(BaseModel):
 
     def summary(self) -> str:
         head = "PASS" if self.passed else "FAIL"
-        if self.method == "llm":
+        if self.method == "llm" and self.semantic_score is not None:
             head += f" (semantic {self.semantic_score:.1f}, entailment {self.entailment_score:.0f})"
-        else:
+        elif self.method == "execution_only":
             head += " (execution only, no LLM judge)"
         return head + ("; " + "; ".join(self.reasons) if self.reasons else "")
 

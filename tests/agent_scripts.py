@@ -1,0 +1,46 @@
+"""Scripted-model helpers for the agent tests: callables that answer from the message history.
+
+Each helper reads which request it got from ``response_model`` (PlannerReply, AmbiguityReport,
+GeneratedSQL, JudgeScores, RepairedSQL) and the rendered prompt text, like a fake model would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+
+def user_text(messages: list[dict]) -> str:
+    return "\n".join(m["content"] for m in messages if m["role"] == "user")
+
+
+def phase_of(messages: list[dict]) -> str:
+    m = re.search(r"Phase: (\w+)", user_text(messages))
+    return m.group(1) if m else ""
+
+
+def options_of(messages: list[dict]) -> list[str]:
+    m = re.search(r'set "cursor" to one of (\[.*?\])', user_text(messages))
+    return json.loads(m.group(1)) if m else []
+
+
+def tree_of(messages: list[dict]) -> list[dict]:
+    text = user_text(messages)
+    m = re.search(r"Current plan \(executed nodes carry their result; cursor: \S+\):\n(\[.*\])", text, re.S)
+    if not m:
+        return []
+    dec = json.JSONDecoder()
+    obj, _ = dec.raw_decode(m.group(1))
+    return obj
+
+
+def failed_of(messages: list[dict]) -> str | None:
+    m = re.search(r"Node (n\d+) failed or its candidate was refuted", user_text(messages))
+    return m.group(1) if m else None
+
+
+def scores(n: int, reason: str = "", entail: int | None = None) -> dict[str, Any]:
+    s = {"score": n, "reason": reason}
+    return {"columns": s, "granularity": s, "joins": s, "logic": s,
+            "entailment": {"score": entail if entail is not None else n, "reason": reason}, "issues": []}
