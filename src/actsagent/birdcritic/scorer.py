@@ -1,0 +1,372 @@
+"""Our own implementation of the BIRD-CRITIC scoring helpers and flow (no code copied).
+
+The official test cases are Python sources defining ``test_case(pred_sqls, sol_sqls, db_name,
+conn)``; they call helpers by name (``execute_queries``, ``ex_base``, ...) and read the global
+``pred_query_result``. We rebuild those helpers with the documented behaviour and limits
+(statement_timeout 60 s, 15 s for ``WITH RECURSIVE``, at most 10,000 rows) on psycopg 3, with a
+thin adapter so ``conn`` behaves like the psycopg2 connection the tests were written against.
+
+This is the only module that reads ``sol_sql`` and ``test_cases`` (``ScoringKeys``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import psycopg
+from psycopg.types.string import TextLoader
+from pydantic import BaseModel, ConfigDict
+
+from actsagent.birdcritic.tasks import PublicTask, iter_rows, task_file
+
+STATEMENT_TIMEOUT = "60s"
+RECURSIVE_TIMEOUT = "15s"
+MAX_ROWS = 10_000
+TEST_CASE_TIMEOUT_S = 120.0
+SESSION_OPTIONS = "-c default_text_search_config=pg_catalog.english"
+
+
+class ScoringKeys(BaseModel):
+    """The answer side of a task: for the scorer only, never handed to a system."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    instance_id: str
+    sol_sql: list[str]
+    test_cases: list[str]
+
+    def __repr__(self) -> str:  # keep answers out of logs and tracebacks
+        return f"ScoringKeys({self.instance_id!r}, <{len(self.sol_sql)} sol, {len(self.test_cases)} tests>)"
+
+    __str__ = __repr__
+
+
+def load_scoring_keys(task_set: str, *, root: Path | None = None) -> dict[str, ScoringKeys]:
+    out: dict[str, ScoringKeys] = {}
+    for row in iter_rows(task_file(task_set, root)):
+        sol = row.get("sol_sql") or []
+        out[str(row["instance_id"])] = ScoringKeys(instance_id=str(row["instance_id"]),
+                                                   sol_sql=[sol] if isinstance(sol, str) else list(sol),
+                                                   test_cases=list(row.get("test_cases") or []))
+    return out
+
+
+# --------------------------------------------------------------------------- psycopg2-like connection
+
+class CompatCursor(psycopg.Cursor):
+    """A cursor that, like psycopg2's, exposes the result of the LAST statement of a multi-statement string.
+
+    psycopg 3 positions on the first result; gold answers such as ``DROP INDEX ...; CREATE INDEX
+    ...; SELECT ...`` in one string would then yield no rows.
+    """
+
+    def execute(self, query, params=None, **kwargs):  # type: ignore[override]
+        super().execute(query, params, **kwargs)
+        while self.nextset():
+            pass
+        return self
+
+
+class CompatConnection:
+    """psycopg 3 connection with psycopg2's observable behaviour for test code.
+
+    Differences that matter to the tests: multi-statement strings return the last result,
+    ``with conn:`` ends the transaction but keeps the connection open, and uuid/inet values
+    come back as strings.
+    """
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self._conn = conn
+        conn.cursor_factory = CompatCursor
+        for name in ("uuid", "inet", "cidr", "macaddr"):
+            conn.adapters.register_loader(name, TextLoader)
+
+    @classmethod
+    def connect(cls, url: str) -> CompatConnection:
+        return cls(psycopg.connect(url, autocommit=False, options=SESSION_OPTIONS))
+
+    def cursor(self, *args: Any, **kwargs: Any):
+        return self._conn.cursor(*args, **kwargs)
+
+    def commit(self) -> None:
+        self._conn.commit()
+
+    def rollback(self) -> None:
+        self._conn.rollback()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._conn.closed
+
+    @property
+    def autocommit(self) -> bool:
+        return self._conn.autocommit
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        self._conn.autocommit = value
+
+    def __enter__(self) -> CompatConnection:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self._conn.commit()
+        else:
+            self._conn.rollback()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+# --------------------------------------------------------------------------- helpers the tests call
+
+def perform_query_on_postgresql_databases(query: str, db_name: str, conn: CompatConnection | None = None):
+    """Run one statement and commit; return ``(rows or None, conn)``; errors roll back and propagate."""
+    if conn is None:
+        conn = _default_connection()
+    cur = conn.cursor()
+    timeout = RECURSIVE_TIMEOUT if "WITH RECURSIVE" in query.upper() else STATEMENT_TIMEOUT
+    try:
+        cur.execute(f"SET statement_timeout = '{timeout}'")
+        cur.execute(query)
+        conn.commit()
+        head = query.strip().lower()
+        if head.startswith(("select", "with")):
+            rows = cur.fetchmany(MAX_ROWS + 1)[:MAX_ROWS]
+            return rows, conn
+        try:
+            return cur.fetchall(), conn
+        except psycopg.ProgrammingError:
+            return None, conn
+    except Exception:
+        conn.rollback()
+        raise
+    finally:
+        try:
+            cur.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT}'")
+        except Exception:
+            pass
+        cur.close()
+
+
+def execute_queries(queries, db_name, conn=None, logger=None, section_title=""):
+    """Run statements in order; ``(result of the last one, error flag, timeout flag)``, stop at the first error."""
+    result, error, timeout = run_statements(queries, db_name, conn)
+    return result, error is not None, timeout
+
+
+def run_statements(queries, db_name, conn=None):
+    """``execute_queries`` that also keeps the first error's message (for the result record)."""
+    if isinstance(queries, str):
+        queries = [queries]
+    result = None
+    for q in queries:
+        try:
+            result, conn = perform_query_on_postgresql_databases(q, db_name, conn=conn)
+        except psycopg.errors.QueryCanceled as e:
+            return result, _first_line(e), True
+        except Exception as e:  # noqa: BLE001 - any failure stops the list, as in the official helper
+            return result, _first_line(e), False
+    return result, None, False
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0][:300] if text else ''}"
+
+
+def preprocess_results(results):
+    """Dates and datetimes become ``YYYY-MM-DD`` strings, rows become tuples."""
+    return [tuple(v.strftime("%Y-%m-%d") if isinstance(v, (date, datetime)) else v for v in row)
+            for row in results]
+
+
+def remove_distinct(sql_list):
+    """Drop every whitespace-separated token equal to DISTINCT (any case); tokens are re-joined by spaces."""
+    return [" ".join(tok for tok in q.split() if tok.lower() != "distinct") for q in sql_list]
+
+
+def check_sql_function_usage(sqls, required_keywords):
+    if not sqls:
+        return 0
+    text = " ".join(s.lower() for s in sqls)
+    return int(all(k.lower() in text for k in required_keywords))
+
+
+def ex_base(pred_sqls, sol_sqls, db_name, conn):
+    """1 when both lists run cleanly, both give rows, and the row sets are equal (dates as strings)."""
+    if not pred_sqls or not sol_sqls:
+        return 0
+    pred, p_err, p_to = execute_queries(pred_sqls, db_name, conn)
+    gold, g_err, g_to = execute_queries(sol_sqls, db_name, conn)
+    if p_err or p_to or g_err or g_to or not pred or not gold:
+        return 0
+    return int(set(preprocess_results(pred)) == set(preprocess_results(gold)))
+
+
+def _plan_cost(sqls, db_name, conn) -> float:
+    total = 0.0
+    for q in sqls:
+        if not q.strip().upper().startswith(("SELECT", "INSERT", "UPDATE", "DELETE", "WITH")):
+            try:  # not explainable: run it so later statements see its effect
+                perform_query_on_postgresql_databases(q, db_name, conn=conn)
+            except Exception:
+                pass
+            continue
+        try:
+            rows, _ = perform_query_on_postgresql_databases(f"EXPLAIN (FORMAT JSON) {q}", db_name, conn=conn)
+        except Exception:
+            continue
+        if not rows:
+            continue
+        plan = rows[0][0]
+        if isinstance(plan, str):
+            plan = json.loads(plan)
+        if isinstance(plan, list) and plan:
+            total += float(plan[0].get("Plan", {}).get("Total Cost", 0.0))
+    return total
+
+
+def performance_compare_by_qep(old_sqls, sol_sqls, db_name, conn):
+    """1 when the summed EXPLAIN total cost of ``sol_sqls`` is below that of ``old_sqls``."""
+    if not old_sqls or not sol_sqls:
+        return 0
+    costs = []
+    for side in (old_sqls, sol_sqls):
+        try:
+            perform_query_on_postgresql_databases("BEGIN", db_name, conn=conn)
+            costs.append(_plan_cost(side, db_name, conn))
+        finally:
+            perform_query_on_postgresql_databases("ROLLBACK", db_name, conn=conn)
+    return int(costs[1] < costs[0])
+
+
+_local = threading.local()
+
+
+def _default_connection() -> CompatConnection:
+    conn = getattr(_local, "conn", None)
+    if conn is None:
+        raise RuntimeError("perform_query_on_postgresql_databases called without conn outside a scoring run")
+    return conn
+
+
+def helper_namespace(pred_query_result: Any, *, expose_pred_result: bool = True) -> dict[str, Any]:
+    ns = {
+        "perform_query_on_postgresql_databases": perform_query_on_postgresql_databases,
+        "execute_queries": execute_queries,
+        "ex_base": ex_base,
+        "performance_compare_by_qep": performance_compare_by_qep,
+        "check_sql_function_usage": check_sql_function_usage,
+        "remove_distinct": remove_distinct,
+        "preprocess_results": preprocess_results,
+        "pred_query_result": pred_query_result,
+        "date": date,
+        "print": lambda *a, **k: None,  # tests print diagnostics; keep the progress display clean
+    }
+    if not expose_pred_result:  # diagnostic only: reproduces the checks/ reference run, which lacked it
+        del ns["pred_query_result"]
+    return ns
+
+
+# --------------------------------------------------------------------------- the scoring flow
+
+Status = Literal["passed", "pred_error", "pred_timeout", "test_failed", "scorer_error"]
+
+
+class ScoreResult(BaseModel):
+    passed: bool
+    status: Status
+    tests_total: int = 0
+    tests_passed: int = 0
+    failed_tests: list[int] = []
+    messages: list[str] = []
+
+
+def _run_test_case(source: str, index: int, pred_sqls, sol_sqls, db_name, conn, pred_result,
+                   expose_pred_result: bool = True) -> str | None:
+    """Run one test case source; ``None`` when it passes, else a short reason."""
+    outcome: list[str | None] = []
+
+    def body() -> None:
+        _local.conn = conn
+        ns = helper_namespace(pred_result, expose_pred_result=expose_pred_result)
+        try:
+            code = compile("from datetime import date\n" + source, f"<test_case {index}>", "exec")
+            exec(code, ns)  # noqa: S102 - the benchmark's own test sources, run in a disposable copy
+            ns["test_case"](pred_sqls, sol_sqls, db_name, conn)
+            outcome.append(None)
+        except AssertionError as e:
+            outcome.append(f"assertion: {str(e)[:300]}")
+        except BaseException as e:  # noqa: BLE001 - any failure of a test case fails the task
+            outcome.append(f"{type(e).__name__}: {str(e)[:300]}")
+            if not isinstance(e, Exception):
+                outcome.append(traceback.format_exc(limit=1))
+        finally:
+            _local.conn = None
+
+    worker = threading.Thread(target=body, name=f"bc-test-{index}", daemon=True)
+    worker.start()
+    worker.join(TEST_CASE_TIMEOUT_S)
+    if worker.is_alive():
+        return f"test case timed out after {TEST_CASE_TIMEOUT_S:.0f}s"
+    return outcome[0] if outcome else "test case produced no outcome"
+
+
+def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *,
+          expose_pred_result: bool = True) -> ScoreResult:
+    """Score ``pred_sqls`` in the fresh database copy at ``url`` (the official flow, README section 4).
+
+    ``expose_pred_result=False`` is a diagnostic that hides the ``pred_query_result`` global, as
+    the reference run in ``checks/`` did; real scoring always exposes it, as the official scorer does.
+    """
+    db_name = task.db_id
+    try:
+        conn = CompatConnection.connect(url)
+    except psycopg.Error as e:
+        return ScoreResult(passed=False, status="scorer_error", messages=[f"cannot connect: {e}"])
+    try:
+        if task.preprocess_sql:
+            execute_queries(task.preprocess_sql, db_name, conn)
+        pred_result, err, timeout = run_statements(pred_sqls, db_name, conn)
+        if err is not None:
+            return ScoreResult(passed=False, status="pred_timeout" if timeout else "pred_error",
+                               tests_total=len(keys.test_cases), messages=[err])
+        # Efficiency tasks compare the issue SQL (as "pred") with the prediction (as "sol").
+        a, b = (task.issue_sql, pred_sqls) if task.efficiency else (pred_sqls, keys.sol_sql)
+        failed, messages = [], []
+        for i, source in enumerate(keys.test_cases, 1):
+            reason = _run_test_case(source, i, list(a), list(b), db_name, conn, pred_result, expose_pred_result)
+            if reason is not None:
+                failed.append(i)
+                messages.append(f"test {i}: {reason}")
+            try:
+                conn.rollback()  # a test that left the transaction aborted must not poison the next
+            except psycopg.Error:
+                pass
+        n = len(keys.test_cases)
+        return ScoreResult(passed=not failed, status="test_failed" if failed else "passed",
+                           tests_total=n, tests_passed=n - len(failed), failed_tests=failed, messages=messages)
+    finally:
+        try:
+            conn.close()
+        except psycopg.Error:
+            pass
+        if task.clean_up_sql:
+            try:
+                clean = CompatConnection.connect(url)
+                try:
+                    execute_queries(task.clean_up_sql, db_name, clean)
+                finally:
+                    clean.close()
+            except psycopg.Error:
+                pass

@@ -1,0 +1,171 @@
+"""Systems under test: anything with ``solve(task, db, schema_text) -> SystemOutput``.
+
+A system receives a ``PublicTask`` (no answer fields exist on it), the schema listing, and a
+disposable sandbox copy of the task's database with ``preprocess_sql`` applied. It never
+receives ``ScoringKeys``; the one exception, ``gold``, is a scorer-validation reference and is
+flagged so the runner refuses it outside validation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from actsagent.birdcritic.tasks import BASELINE_FILES, PublicTask, data_dir
+from actsagent.db.base import Database
+from actsagent.errors import UserError
+
+
+class SystemOutput(BaseModel):
+    pred_sqls: list[str]
+    llm_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    notes: list[str] = []
+
+
+@runtime_checkable
+class System(Protocol):
+    name: str
+
+    def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput: ...
+
+
+class IssueSqlSystem:
+    """Returns the buggy SQL unchanged: the floor every repair system must beat."""
+
+    name = "issue_sql"
+
+    def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
+        return SystemOutput(pred_sqls=list(task.issue_sql))
+
+
+class GoldSystem:
+    """SCORER VALIDATION ONLY: replays ``sol_sql`` through the scorer side. Never a system under test."""
+
+    reference: ClassVar[bool] = True
+
+    def __init__(self, task_set: str, root: Path | None = None) -> None:
+        from actsagent.birdcritic.scorer import load_scoring_keys
+
+        self.name = "gold"
+        self._keys = load_scoring_keys(task_set, root=root)
+
+    def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
+        return SystemOutput(pred_sqls=list(self._keys[task.instance_id].sol_sql),
+                            notes=["reference: gold sol_sql (scorer validation only)"])
+
+
+class BaselineSystem:
+    """Replays an official example prediction file (``baselines/example_output/<model>``)."""
+
+    def __init__(self, model: str, task_set: str, root: Path | None = None) -> None:
+        if task_set not in BASELINE_FILES:
+            raise UserError(f"no official baseline predictions for set {task_set!r} (only flash and pg530)")
+        path = (root or data_dir()) / "baselines" / "example_output" / model / BASELINE_FILES[task_set]
+        if not path.is_file():
+            raise UserError(f"no baseline predictions at {path}")
+        self.name = f"baseline:{model}"
+        self._preds: dict[str, list[str]] = {}
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    preds = row.get("pred_sqls") or []
+                    self._preds[str(row["instance_id"])] = [preds] if isinstance(preds, str) else list(preds)
+
+    def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
+        if task.instance_id not in self._preds:
+            return SystemOutput(pred_sqls=[], notes=["no prediction for this task in the baseline file"])
+        return SystemOutput(pred_sqls=self._preds[task.instance_id])
+
+
+def baseline_models(root: Path | None = None) -> list[str]:
+    base = (root or data_dir()) / "baselines" / "example_output"
+    return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
+class AgentSystem:
+    """The ACTS agent (tree, linear, regenerate) or single-shot repair, through ``actsagent.agent.repair``.
+
+    Imported lazily: this package works before the agent lands. All modes share one LLM
+    configuration (the agent's), so comparisons are fair.
+    """
+
+    MODES = ("tree", "linear", "regenerate", "single_shot")
+
+    def __init__(self, mode: str, model: str | None = None) -> None:
+        if mode not in self.MODES:
+            raise UserError(f"unknown agent mode {mode!r}: choose one of {', '.join(self.MODES)}")
+        try:
+            from actsagent.agent import repair  # noqa: F401
+        except ImportError as e:
+            raise UserError(f"the agent systems need actsagent.agent, which is not available: {e}") from e
+        self.mode = mode
+        self.model = model
+        self.name = f"acts:{mode}" if mode != "single_shot" else "single_shot"
+        if model:
+            self.name += f"@{model}"
+
+    def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
+        from actsagent.agent import repair
+
+        try:
+            from actsagent.guard import Policy
+
+            policy: Any = Policy.sandbox()
+        except ImportError:
+            policy = None
+        kwargs: dict[str, Any] = {"mode": self.mode}
+        if self.model:
+            kwargs["model"] = self.model
+        if policy is not None:
+            kwargs["policy"] = policy
+        run = repair(task.query, join_statements(task.issue_sql), db, **kwargs)
+        calls, tokens, cost = usage_numbers(getattr(run, "usage", None))
+        return SystemOutput(pred_sqls=list(run.final_sql_statements), llm_calls=calls, tokens=tokens, cost_usd=cost)
+
+
+def join_statements(stmts: list[str]) -> str:
+    return "\n".join(s.strip() if s.strip().endswith(";") else s.strip() + ";" for s in stmts if s.strip())
+
+
+def usage_numbers(usage: Any) -> tuple[int, int, float]:
+    """(calls, tokens, cost) from whatever usage object the agent returns (UsageTotals, Usage or dict)."""
+    if usage is None:
+        return 0, 0, 0.0
+    if isinstance(usage, dict):
+        get = usage.get
+    else:
+        def get(k, d=None):
+            return getattr(usage, k, d)
+    calls = get("calls", None)
+    if calls is None:
+        calls = get("llm_calls", 0)
+    tokens = get("total_tokens", None)
+    if tokens is None:
+        tokens = (get("prompt_tokens", 0) or 0) + (get("completion_tokens", 0) or 0)
+    return int(calls or 0), int(tokens or 0), float(get("cost_usd", 0.0) or 0.0)
+
+
+def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root: Path | None = None):
+    """``issue_sql`` | ``gold`` | ``baseline:<model>`` | ``acts:tree|linear|regenerate[@model]`` | ``single_shot[@model]``."""
+    name, _, model = spec.partition("@")
+    if name == "issue_sql":
+        return IssueSqlSystem()
+    if name == "gold":
+        if not allow_reference:
+            raise UserError("`gold` replays the answers: it validates the scorer and is not a system under test "
+                            "(use `actsagent birdcritic validate`)")
+        return GoldSystem(task_set, root=root)
+    if name.startswith("baseline:"):
+        return BaselineSystem(spec.split(":", 1)[1], task_set, root=root)
+    if name.startswith("acts:"):
+        return AgentSystem(name.split(":", 1)[1], model or None)
+    if name == "single_shot":
+        return AgentSystem("single_shot", model or None)
+    raise UserError(f"unknown system {spec!r}: use issue_sql, baseline:<model>, acts:tree, acts:linear, "
+                    "acts:regenerate or single_shot (optionally @model)")

@@ -1,0 +1,110 @@
+"""Scorer validation: gold ``sol_sql`` against ``checks/``, and the six official baselines.
+
+Gold passing its own tests on the same tasks as the reference run shows the helpers behave
+like the official ones; the baseline table gives reference points on the sample databases.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from actsagent.birdcritic.runner import run_benchmark
+from actsagent.birdcritic.systems import BaselineSystem, GoldSystem, IssueSqlSystem, baseline_models
+from actsagent.birdcritic.tasks import data_dir
+from actsagent.reporting import Report, ReportTable, ResultLog
+
+CHECK_FILES = {"flash": "checks/sample_db_check_flash_exp_200.jsonl",
+               "pg530": "checks/sample_db_check_postgresql_530.jsonl"}
+
+
+def load_checks(task_set: str, root: Path | None = None) -> dict[str, dict[str, Any]]:
+    path = (root or data_dir()) / CHECK_FILES[task_set]
+    with path.open(encoding="utf-8") as f:
+        return {str(r["instance_id"]): r for r in map(json.loads, filter(str.strip, f))}
+
+
+def _records(out: Path) -> dict[str, dict[str, Any]]:
+    return {str(r["instance_id"]): r for r in ResultLog(out / "results.jsonl", key="instance_id").records()}
+
+
+def compare_with_checks(ours: dict[str, dict[str, Any]], checks: dict[str, dict[str, Any]], field: str
+                        ) -> tuple[list[Any], list[list[Any]]]:
+    """Counts (ours, checks, agree) and the list of disagreements with our failure message."""
+    ids = [i for i in checks if i in ours]
+    ours_pass = {i for i in ids if ours[i].get("passed")}
+    ref_pass = {i for i in ids if checks[i].get(field)}
+    diffs = []
+    for i in ids:
+        if (i in ours_pass) != (i in ref_pass):
+            r = ours[i]
+            msg = r.get("reason") or "; ".join(r.get("messages") or [])
+            diffs.append([i, checks[i].get("db_id"), "ours" if i in ours_pass else "checks/",
+                          r.get("status"), msg[:300]])
+    return [len(ids), len(ours_pass), len(ref_pass), len(ids) - len(diffs)], diffs
+
+
+def validate(out_dir: str | Path, *, sets: list[str] = ("flash", "pg530"), workers: int = 2,
+             limit: int | None = None, baselines: bool = True, progress: bool = True) -> Report:
+    out = Path(out_dir)
+    summary: dict[str, Any] = {}
+    tables: list[ReportTable] = []
+    agree_rows, base_rows = [], []
+    for s in sets:
+        checks = load_checks(s)
+        gold = run_benchmark(s, GoldSystem(s), out / s / "gold", workers=workers, limit=limit, progress=progress)
+        issue = run_benchmark(s, IssueSqlSystem(), out / s / "issue_sql", workers=workers, limit=limit,
+                              progress=progress)
+        # Diagnostic: the checks/ run did not expose pred_query_result; reproduce it to explain the gap.
+        run_benchmark(s, GoldSystem(s), out / s / "gold_hidden_pred_result", workers=workers, limit=limit,
+                      progress=progress, expose_pred_result=False,
+                      report_name=f"BIRD-CRITIC {s} gold with pred_query_result hidden (diagnostic)")
+        g, i = _records(out / s / "gold"), _records(out / s / "issue_sql")
+        h = _records(out / s / "gold_hidden_pred_result")
+        (n, ours, ref, agree), diffs = compare_with_checks(g, checks, "gold_passes_tests")
+        agree_rows.append([s, "gold sol_sql", n, gold.summary["unsupported"], ours, ref, agree])
+        if diffs:
+            tables.append(ReportTable(title=f"{s}: gold disagreements with checks/",
+                                      columns=["instance_id", "db_id", "passes in", "our status", "our message"],
+                                      rows=diffs))
+        (nh, oursh, refh, agreeh), diffsh = compare_with_checks(h, checks, "gold_passes_tests")
+        agree_rows.append([s, "gold, pred_query_result hidden (diagnostic)", nh, gold.summary["unsupported"], oursh,
+                           refh, agreeh])
+        if diffsh:
+            tables.append(ReportTable(title=f"{s}: gold with pred_query_result hidden, disagreements with checks/",
+                                      columns=["instance_id", "db_id", "passes in", "our status", "our message"],
+                                      rows=diffsh))
+        (n2, ours2, ref2, agree2), diffs2 = compare_with_checks(i, checks, "issue_sql_passes_tests")
+        agree_rows.append([s, "issue_sql", n2, issue.summary["unsupported"], ours2, ref2, agree2])
+        if diffs2:
+            tables.append(ReportTable(title=f"{s}: issue_sql disagreements with checks/",
+                                      columns=["instance_id", "db_id", "passes in", "our status", "our message"],
+                                      rows=diffs2))
+        summary[f"{s}_gold_passed"] = ours
+        summary[f"{s}_gold_passed_checks"] = ref
+        summary[f"{s}_issue_sql_passed"] = ours2
+        gold_ok = {k for k, r in g.items() if r.get("passed")}
+        if baselines and s in ("flash", "pg530"):
+            for model in baseline_models():
+                rep = run_benchmark(s, BaselineSystem(model, s), out / s / f"baseline_{model}", workers=workers,
+                                    limit=limit, progress=progress)
+                recs = _records(out / s / f"baseline_{model}")
+                on_gold = sum(1 for k in gold_ok if recs.get(k, {}).get("passed"))
+                base_rows.append([s, model, rep.summary["tasks"], rep.summary["passed"], rep.summary["accuracy_all"],
+                                  len(gold_ok), on_gold, round(100.0 * on_gold / len(gold_ok), 1) if gold_ok else 0.0])
+    tables.insert(0, ReportTable(title="Gold and issue_sql against checks/ (reference run, PostgreSQL 15)",
+                                 columns=["set", "prediction", "tasks compared", "unsupported here", "pass (ours)",
+                                          "pass (checks/)", "same verdict"], rows=agree_rows))
+    if base_rows:
+        tables.insert(1, ReportTable(title="Official baseline predictions on the sample databases",
+                                     columns=["set", "model", "tasks", "passed", "accuracy %",
+                                              "gold-passing tasks", "passed of those", "% of those"],
+                                     rows=sorted(base_rows, key=lambda r: (r[0], -r[3]))))
+    report = Report(name="BIRD-CRITIC scorer validation", config={"sets": list(sets), "workers": workers,
+                                                                  "limit": limit, "data": str(data_dir())},
+                    summary=summary, tables=tables,
+                    notes=["gold and issue_sql are references for the scorer, not systems under test.",
+                           "Sample databases hold 3 rows per table: scores are a proxy for the official metric."])
+    report.write(out, stem="validation")
+    return report
