@@ -6,6 +6,8 @@ copy of its sample database with ``preprocess_sql`` applied. The agent sees only
 fields (``query``, ``issue_sql``, ``db_id``); answer fields are never read here. Every exchange is
 written by the LLM layer's cache (mode ``read_write``) into ``--fixtures`` as one
 ``<sha256>.json`` file, which replays with ``LLMConfig(cache_mode="replay_only", cache_dir=...)``.
+Model names are part of the cache key: replay with the same ACTSAGENT_MODEL* settings as recorded.
+A rerun skips finished tasks (``results_<mode>.jsonl``) and retries errored ones.
 
 With ``--verify-replay`` a second pass re-runs the same tasks in ``replay_only`` mode with model
 requests forbidden: it proves the recordings are complete and the prompts deterministic (a
@@ -155,14 +157,19 @@ def summarize(args: argparse.Namespace, passes: dict[str, list[dict[str, Any]]])
         summary[f"{mode}: tokens"] = sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in recs)
         for r in recs:
             rows.append([mode, r["instance_id"], r["db_id"], r["status"], r.get("llm_calls", 0),
-                         r.get("cached_calls", 0), r.get("prompt_tokens", 0) + r.get("completion_tokens", 0),
+                         r.get("cached_calls", 0), r.get("model_failures", 0),
+                         r.get("prompt_tokens", 0) + r.get("completion_tokens", 0),
                          len(r.get("new_fixtures", [])), r.get("seconds", 0), (r.get("error") or "")[:120]])
+    if "replay_only" in passes:
+        rp = passes["replay_only"]
+        summary["replay complete"] = bool(rp) and all(r["status"] != "error" and r.get("cached_calls") == r.get(
+            "llm_calls") for r in rp)
     summary["fixture files"] = len(list(args.fixtures.glob("*.json"))) if args.fixtures.is_dir() else 0
     report = Report(name="LLM relay smoke run", config={"mode": args.mode, "fixtures": str(args.fixtures),
                                                         "endpoint": os.environ.get("OPENAI_BASE_URL", "")},
                     summary=summary,
                     tables=[ReportTable(title="Tasks", columns=["pass", "task", "db", "status", "llm calls", "cached",
-                                                                "tokens", "new fixtures", "seconds", "error"],
+                                                                "model failures", "tokens", "new fixtures", "seconds", "error"],
                                         rows=rows)],
                     notes=["A relay run measures whoever answered, not a named model; not a benchmark result.",
                            "replay_only errors mean the recordings do not cover a run: a prompt changed or "
