@@ -73,3 +73,12 @@ def test_every_shipped_template_parses():
 def test_unknown_or_unsafe_names(name):
     with pytest.raises(UserError):
         prompts.load(name)
+
+
+def test_include_partials_and_names(tmp_path, monkeypatch):
+    (tmp_path / "_rules.md").write_text("Never use {{ forbidden }}.")
+    (tmp_path / "fixer.md").write_text("=== system ===\n{% include '_rules.md' %}\n=== user ===\n{{ q }}")
+    monkeypatch.setattr(prompts, "_files", lambda: tmp_path)
+    assert prompts.names() == ["fixer"]  # partials are not listed
+    msgs = prompts.parse("fixer", prompts.load("fixer")).render(forbidden="DELETE", q="hi")
+    assert msgs == [{"role": "system", "content": "Never use DELETE."}, {"role": "user", "content": "hi"}]

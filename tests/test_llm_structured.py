@@ -176,3 +176,11 @@ def test_failing_model_retries_then_fails():
 def test_reasoning_blocks_are_ignored():
     text = '<think>maybe {"steps": [{"tool": "judge"}]}</think>\n{"steps": [{"tool": "run_sql"}]}'
     assert parse_structured(text, Plan).steps[0].tool == "run_sql"
+
+
+def test_prompt_mode_describes_the_schema_in_the_messages():
+    model = ScriptedChatModel([GOOD], config=scripted_config(structured_output="prompt"))
+    assert model.complete(MSG, response_model=Plan).parsed
+    sent = model.calls[0].messages
+    assert sent[:-1] == MSG[:-1] and sent[-1]["content"].startswith("Fix the query.")
+    assert '"required": ["steps"]' in sent[-1]["content"]
