@@ -113,6 +113,9 @@ def test_values_above_the_cap_are_wrapped_and_policy_cap_is_used():
     ("SELECT lo_whatever(1)", "denied_function", "large objects"),
     ("SELECT my_udf(1)", "unknown_function", "my_udf() is not on the reviewed list"),
     ("SELECT evil.lower(a) FROM t", "qualified_function", "schema-qualified"),
+    ("SELECT rolpassword FROM pg_catalog.pg_authid", "denied_relation", "credentials"),
+    ("SELECT " + "(" * 3000 + "1" + ")" * 3000, "too_complex", "nested too deeply"),
+    ("SELECT 1 AS " + "x" * 100_001, "too_long", "characters long"),
 ])
 def test_rejections_name_the_rule_and_a_fix(sql, rule, words):
     r = check_sql(sql, "postgres")
@@ -125,6 +128,7 @@ def test_reviewed_functions_pass_and_extra_functions_extend_the_list():
                    "FROM t GROUP BY d", "postgres")
     assert ok.ok, ok
     assert not check_sql("SELECT my_udf(1)", "postgres").ok
+    assert check_sql("SELECT * FROM public.pg_settings", "postgres").ok  # an application table of that name
     assert check_sql("SELECT my_udf(1)", "postgres", Policy.strict(extra_functions={"MY_UDF"})).ok
     # the deny-list wins over a policy that names a denied function
     assert not check_sql("SELECT pg_sleep(1)", "postgres", Policy.strict(extra_functions={"pg_sleep"})).ok

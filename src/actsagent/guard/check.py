@@ -13,9 +13,9 @@ import threading
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 
-from actsagent.guard.functions import denied_reason, is_allowed
+from actsagent.guard.functions import DENIED_RELATIONS, denied_reason, is_allowed
 from actsagent.guard.limit import apply_row_limit
 from actsagent.guard.models import GuardedSQL, GuardRejection, Policy
 from actsagent.guard.split import split_statements
@@ -72,13 +72,20 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None,
         return GuardedSQL(sql=sql, original=sql, dialect=dialect, policy="sandbox", statements=stmts)
     cap = max_rows or policy.max_rows
     try:
+        if len(sql) > policy.max_sql_chars:
+            raise _Refused("too_long", f"the SQL is {len(sql)} characters long; the limit is "
+                                       f"{policy.max_sql_chars}; send a shorter query")
         tree = _parse_one(sql, dialect)
         _check_tree(tree, dialect, policy)
         tree, row_limit, action = apply_row_limit(tree, cap)
-        out = tree.sql(dialect=dialect, comments=False)
+        out = _generate(tree, dialect)
         _check_regenerated(out, dialect, policy)
     except _Refused as r:
         return GuardRejection(original=sql, dialect=dialect, rule=r.rule, reason=r.reason, offending=r.offending)
+    except RecursionError:
+        return GuardRejection(original=sql, dialect=dialect, rule="too_complex",
+                              reason="the query is nested too deeply to check; flatten it (fewer nested "
+                                     "parentheses or subqueries)")
     functions = sorted({f.name.lower() for f in tree.find_all(*_ANONYMOUS)})
     return GuardedSQL(sql=out, original=sql, dialect=dialect, policy="strict", statements=[out],
                       row_limit=row_limit, limit_action=action, functions=functions)
@@ -116,6 +123,22 @@ def _parse_one(sql: str, dialect: str) -> exp.Expression:
     return tree
 
 
+def _generate(tree: exp.Expression, dialect: str) -> str:
+    """SQL from the tree; a feature the dialect's generator cannot print is a refusal, not a warning."""
+    _trap.local.bucket = warnings = []
+    try:
+        out = tree.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE)
+    except SqlglotError as e:
+        raise _Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: "
+                                    f"{str(e).splitlines()[0]}; simplify the query") from e
+    finally:
+        _trap.local.bucket = None
+    if warnings:
+        raise _Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: {warnings[0]}; "
+                                    "simplify the query")
+    return out
+
+
 def _check_tree(tree: exp.Expression, dialect: str, policy: Policy) -> None:
     root = tree
     while isinstance(root, exp.Subquery):
@@ -143,6 +166,11 @@ def _check_tree(tree: exp.Expression, dialect: str, policy: Policy) -> None:
             raise _Refused("select_into", "INTO is not allowed; select the rows instead", offending="INTO")
         if isinstance(node, exp.Func):
             _check_function(node, dialect, policy)
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            name = node.name.lower()
+            if name in DENIED_RELATIONS and (node.db or "pg_catalog").lower() in ("pg_catalog", "main"):
+                raise _Refused("denied_relation", f"reading {name} is not allowed: {DENIED_RELATIONS[name]}; "
+                                                  "query the application's tables instead", offending=name)
 
 
 def _check_function(node: exp.Func, dialect: str, policy: Policy) -> None:
@@ -178,7 +206,7 @@ def _check_regenerated(out: str, dialect: str, policy: Policy) -> None:
     except _Refused as r:
         raise _Refused("roundtrip", "the guard could not regenerate this query faithfully "
                                     f"({r.reason}); simplify the query") from r
-    if again.sql(dialect=dialect, comments=False) != out:
+    if _generate(again, dialect) != out:
         raise _Refused("roundtrip", "the guard could not regenerate this query faithfully; simplify the query "
                                     "(unusual syntax, quoting or escapes)")
 

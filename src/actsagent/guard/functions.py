@@ -102,6 +102,19 @@ DENIED_PREFIXES: dict[str, str] = {
 }
 
 
+_SECRETS = "it exposes credentials, server configuration or other sessions' queries"
+
+# System relations refused when unqualified or in pg_catalog (sqlite_master stays readable).
+DENIED_RELATIONS: dict[str, str] = {
+    name: _SECRETS for name in (
+        "pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings", "pg_hba_file_rules",
+        "pg_ident_file_mappings", "pg_file_settings", "pg_settings", "pg_config", "pg_stat_activity",
+        "pg_stat_statements", "pg_largeobject", "pg_largeobject_metadata", "pg_subscription", "pg_db_role_setting",
+        "pg_replication_slots", "pg_stat_replication", "pg_stat_ssl", "pg_stat_gssapi",
+    )
+}
+
+
 def denied_reason(name: str) -> str | None:
     """Why ``name`` is refused, or None."""
     n = name.lower()

@@ -18,6 +18,7 @@ class Policy(BaseModel, frozen=True):
     max_rows: int = Field(default=1000, gt=0)
     extra_functions: frozenset[str] = frozenset()  # reviewed names added to the dialect's allow-list
     function_schemas: frozenset[str] = frozenset({"pg_catalog"})  # qualifiers allowed on function calls
+    max_sql_chars: int = Field(default=100_000, gt=0)
 
     @classmethod
     def strict(cls, max_rows: int = 1000, extra_functions: frozenset[str] | set[str] = frozenset()) -> Policy:
@@ -31,6 +32,10 @@ class Policy(BaseModel, frozen=True):
     @property
     def read_only(self) -> bool:
         return self.name == "strict"
+
+    @property
+    def allow_writes(self) -> bool:
+        return self.name == "sandbox"
 
 
 LimitAction = Literal["kept", "added", "lowered", "wrapped", "none"]
