@@ -200,7 +200,8 @@ def _execute(rt: Runtime, state: TreeState) -> None:
     rt.emit("node_end", f"{node.tool} {node.status}", node.id, status=node.status, summary=node.error or node.summary,
             ms=node.ms, llm_calls=node.llm_calls, tokens=node.prompt_tokens + node.completion_tokens)
     if state.get("pending"):
-        rt.emit("clarify", state["pending"]["question"], node.id, **state["pending"])
+        rt.emit("clarify", state["pending"]["question"], node.id, **{k: v for k, v in state["pending"].items()
+                                                                     if k != "node_id"})
     state["phase"] = "clarify" if state.get("pending") else "advance"
 
 

@@ -1,0 +1,43 @@
+"""Without an LLM the agent runs the deterministic plan and says what a model would add."""
+
+from __future__ import annotations
+
+from actsagent.agent import ask, repair, stream
+
+
+def test_no_llm_unknown_column_is_refined_by_safeql(pg_db):
+    run = repair("names of customers from Germany", "SELECT nme FROM customers WHERE country = 'DE'", pg_db)
+    tools = [n.tool for n in run.tree.executed()]
+    assert tools == ["run_sql", "safeql_refine", "generate_sql"]
+    assert run.status == "best_effort"  # executes, but nothing verified its meaning
+    assert run.final_sql == "SELECT name FROM customers WHERE country = 'DE'"
+    assert run.result.rows == [["Ada"]]
+    assert run.verdict["method"] == "execution_only"
+    assert any("no LLM configured" in n and "an LLM would add" in n for n in run.notes)
+    assert run.usage.llm_calls == 0
+
+
+def test_no_llm_syntax_error_gets_clause_localisation(pg_db):
+    run = repair("customers from Germany", "SELECT name FROM customers WHERE country = = 'DE'", pg_db)
+    split = next(n for n in run.tree.executed() if n.tool == "split_and_fix")
+    assert split.output["localisation"]["clause_at_error"] == "WHERE"
+    assert split.output["repaired_sql"] is None  # no model: localisation only
+    assert run.status == "failed"
+
+
+def test_no_llm_working_query_passes_through(pg_db):
+    events = list(stream("all customer names", "SELECT name FROM customers ORDER BY name", pg_db))
+    assert [e.type for e in events][0] == "plan" and events[-1].type == "final"
+    run = events[-1].data["run"]
+    assert run["status"] == "best_effort" and run["final_sql"] == "SELECT name FROM customers ORDER BY name"
+    assert [n["tool"] for n in run["tree"]["nodes"].values()] == ["run_sql", "generate_sql"]
+
+
+def test_ask_without_llm_says_it_needs_one(pg_db):
+    run = ask("how many customers?", pg_db)
+    assert run.status == "failed" and "needs a model" in run.notes[0]
+
+
+def test_variant_modes_without_llm_use_the_fallback(pg_db):
+    run = repair("all customer names", "SELECT name FROM customers", pg_db, mode="regenerate")
+    assert any("needs an LLM" in n for n in run.notes) and run.final_sql == "SELECT name FROM customers"

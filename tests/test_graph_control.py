@@ -1,0 +1,200 @@
+"""Control flow around failures: budgets, malformed model output, provider errors, checkpoints, pauses,
+and the guard: the agent never sends SQL the active policy forbids."""
+
+from __future__ import annotations
+
+import pytest
+
+from actsagent.agent import repair, resume
+from actsagent.graphs.models import Budget
+from actsagent.llm import ProviderError, ScriptedChatModel
+
+from agent_scripts import failed_of, options_of, phase_of, scores, user_text
+
+INTENT = "Total paid amount per customer name"
+BAD = "SELECT c.name, SUM(o.totl) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name"
+GOOD = ("SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
+        "WHERE o.status = 'paid' GROUP BY c.name ORDER BY c.name")
+SIMPLE_PLAN = {"reason": "run, then write", "cursor": "r",
+               "plan": {"id": "r", "tool": "run_sql", "description": "run it",
+                        "children": [{"id": "g", "tool": "generate_sql", "description": "fix it"}]}}
+
+
+def simple(sql: str = GOOD, judge_score: int = 9):
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "PlannerReply":
+            if phase_of(messages) == "initial":
+                return SIMPLE_PLAN
+            return {"reason": "again", "cursor": "x",
+                    "add": [{"parent": failed_of(messages), "node": {"id": "x", "tool": "generate_sql"}}]}
+        if name == "GeneratedSQL":
+            return {"sql": sql, "rationale": "fix the column and keep paid orders"}
+        if name == "JudgeScores":
+            return scores(judge_score, "ok" if judge_score > 5 else "wrong")
+        raise AssertionError(name)
+    return script
+
+
+def test_budget_exhaustion_returns_best_candidate_marked(pg_db):
+    model = ScriptedChatModel(simple(judge_score=3))  # every candidate refuted; planner keeps adding leaves
+    run = repair(INTENT, BAD, pg_db, model=model, budget=Budget(max_nodes=4))
+    assert run.status == "best_effort"
+    assert any("budget exhausted (4 nodes)" in n for n in run.notes)
+    assert len(run.tree.executed()) == 4
+    assert run.final_sql == GOOD and run.final_node is not None
+    assert run.tree.nodes[run.final_node].status == "refuted"  # best so far, not a passing one
+    assert run.result.ok
+
+
+def test_llm_call_budget(pg_db):
+    model = ScriptedChatModel(simple(judge_score=3))
+    run = repair(INTENT, BAD, pg_db, model=model, budget=Budget(max_llm_calls=5))
+    assert run.status == "best_effort" and any("LLM calls" in n for n in run.notes)
+    assert run.usage.llm_calls <= 5 + 3  # the step that crossed the limit completes
+
+
+def test_malformed_planner_output_falls_back_and_is_recorded(pg_db):
+    def script(messages, role, response_model):
+        if response_model.__name__ == "PlannerReply":
+            return "I think we should run the query first!"  # not JSON, also not after the repair round
+        if response_model.__name__ == "GeneratedSQL":
+            return {"sql": GOOD}
+        return scores(9)
+
+    model = ScriptedChatModel(script)
+    runs_but_wrong = BAD.replace("o.totl", "o.total")
+    run = repair(INTENT, runs_but_wrong, pg_db, model=model, budget=Budget(planner_retries=1))
+    assert any(f.get("kind") == "structured_output" and f.get("schema") == "PlannerReply" for f in run.model_failures)
+    assert any("fallback plan" in n for n in run.notes)
+    assert run.tree.nodes[run.tree.root].tool == "run_sql"  # the deterministic plan ran
+    assert run.final_sql is not None
+
+
+def test_malformed_tool_output_fails_the_node_and_the_run_continues(pg_db):
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "PlannerReply":
+            return {"cursor": "d", "plan": {"id": "d", "tool": "detect_ambiguities",
+                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+        if name == "AmbiguityReport":
+            return {"ambiguities": "lots"}  # wrong type, twice
+        if name == "GeneratedSQL":
+            return {"sql": GOOD}
+        return scores(9)
+
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    root = run.tree.nodes[run.tree.root]
+    assert root.status == "failed" and "StructuredOutputError" in root.error
+    assert run.status == "solved" and run.final_sql == GOOD
+
+
+def test_invalid_planner_decision_is_re_asked(pg_db):
+    asked = []
+
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "PlannerReply":
+            asked.append(phase_of(messages))
+            if phase_of(messages) == "initial" and len(asked) == 1:
+                return {"reason": "no plan"}  # valid JSON, invalid decision for this phase
+            return SIMPLE_PLAN
+        return {"sql": GOOD} if name == "GeneratedSQL" else scores(9)
+
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    assert asked == ["initial", "initial"]
+    assert any(f.get("kind") == "invalid_decision" for f in run.model_failures)
+    assert run.status == "solved"
+
+
+def test_provider_errors_are_retried(pg_db):
+    base = simple()
+    seen = {"n": 0}
+
+    def flaky(messages, role, response_model):
+        seen["n"] += 1
+        if seen["n"] in (1, 3):
+            return ProviderError.rate_limited()
+        return base(messages, role, response_model)
+
+    model = ScriptedChatModel(flaky)
+    run = repair(INTENT, BAD, pg_db, model=model)
+    assert run.status == "solved"
+    assert len(model.calls) == run.usage.llm_calls + 2  # two retried attempts, not counted as calls
+
+
+def test_provider_outage_fails_then_resumes_from_checkpoint(pg_db):
+    def down(messages, role, response_model):
+        if response_model.__name__ == "GeneratedSQL":
+            return ProviderError.bad_request("model not found", status=404)
+        return simple()(messages, role, response_model)
+
+    first = ScriptedChatModel(down)
+    run = repair(INTENT, BAD, pg_db, model=first, thread_id="outage-1")
+    assert run.status == "failed" and any("provider failed" in n for n in run.notes)
+    assert run.thread_id == "outage-1"
+    executed_before = [n.id for n in run.tree.executed()]
+    assert executed_before == ["n0"]  # run_sql finished and was checkpointed
+
+    second = ScriptedChatModel(simple())
+    again = repair(INTENT, BAD, pg_db, model=second, thread_id="outage-1")
+    assert again.status == "solved" and again.final_sql == GOOD
+    roles = [c.response_model for c in second.calls]
+    assert "PlannerReply" not in roles  # the plan was not redone: it continued from the checkpoint
+    assert again.tree.nodes["n0"].order == 1
+
+
+AMBIG = {"ambiguities": [{"phrase": "paid amount", "interpretations": [
+    {"description": "sum of totals of orders with status paid"},
+    {"description": "sum of all order totals, refunds included"}],
+    "settle_with_data": False, "question": "Should refunded orders count as paid?"}]}
+
+
+def clarify_script(messages, role, response_model):
+    name = response_model.__name__
+    text = user_text(messages)
+    if name == "PlannerReply":
+        if phase_of(messages) == "initial":
+            return {"cursor": "d", "plan": {"id": "d", "tool": "detect_ambiguities",
+                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+        return {"cursor": options_of(messages)[0]}
+    if name == "AmbiguityReport":
+        return AMBIG
+    if name == "GeneratedSQL":
+        if "refunds included" in text.split("Branch hypothesis")[-1].split("\n")[0]:
+            return {"sql": "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
+                           "GROUP BY c.name ORDER BY c.name"}
+        return {"sql": GOOD}
+    return scores(9)
+
+
+def test_interactive_run_pauses_for_clarification_and_resumes(pg_db):
+    events = []
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(clarify_script), interactive=True, on_event=events.append)
+    assert run.status == "paused" and run.pending_clarification is not None
+    assert run.pending_clarification.question == "Should refunded orders count as paid?"
+    assert len(run.pending_clarification.options) == 2
+    assert any(e.type == "clarify" for e in events)
+
+    done = resume(run.thread_id, "2", pg_db, model=ScriptedChatModel(clarify_script))
+    assert done.status == "solved"
+    assert "WHERE" not in done.final_sql  # the user's reading: refunds included
+    skipped = [n for n in done.tree.nodes.values() if n.status == "skipped"]
+    assert len(skipped) == 1
+
+
+def test_batch_run_chooses_by_itself(pg_db):
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(clarify_script), interactive=False)
+    assert run.status == "solved" and run.final_sql == GOOD
+
+
+def test_strict_policy_never_sends_forbidden_sql(pg_db):
+    """A model proposing DROP TABLE gets a guard rejection recorded; the table survives."""
+    model = ScriptedChatModel(simple(sql="DROP TABLE orders"))
+    run = repair("remove the orders table", "SELECT * FROM orders", pg_db, model=model, budget=Budget(max_nodes=3))
+    leaves = [n for n in run.tree.nodes.values() if n.tool == "generate_sql" and n.output]
+    assert leaves and all(n.status == "refuted" for n in leaves)
+    err = leaves[0].output["execution"]["statements"][0]["error"]
+    assert err["error_class"] == "guard_rejected" and err["engine"] == "guard"
+    assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]
+    assert run.status != "solved"
