@@ -34,22 +34,25 @@ _READ_ONLY_HINT = ("write one read-only query: SELECT, WITH ... SELECT, UNION/IN
                    "or VALUES")
 
 
-class _WarningTrap(logging.Handler):
-    """Collects sqlglot's warnings per thread, so a fallback or dropped text is never silent."""
+class _WarningTrap(logging.Filter):
+    """Collects sqlglot's warnings while the guard parses or generates, so a fallback to an opaque
+    Command or a feature the generator drops is never silent. Outside the guard, records pass unchanged."""
 
     def __init__(self) -> None:
-        super().__init__(logging.WARNING)
+        super().__init__()
         self.local = threading.local()
 
-    def emit(self, record: logging.LogRecord) -> None:
+    def filter(self, record: logging.LogRecord) -> bool:
         bucket = getattr(self.local, "bucket", None)
-        if bucket is not None:
+        if bucket is None:
+            return True
+        if record.levelno >= logging.WARNING:
             bucket.append(record.getMessage())
+        return False  # the guard turns it into a rejection; no need to print it
 
 
 _trap = _WarningTrap()
-_sqlglot_log = logging.getLogger("sqlglot")
-_sqlglot_log.addHandler(_trap)
+logging.getLogger("sqlglot").addFilter(_trap)
 
 
 class _Refused(Exception):
