@@ -1,0 +1,51 @@
+"""run_sql: guarded execution, typed errors, row cap, statement lists in an isolated copy."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from actsagent.db.sandbox import sandbox
+from actsagent.guard import Policy
+from actsagent.tools import RunSqlInput, ToolContext, run_sql
+
+
+def test_rows_and_cap(pg_db):
+    out = run_sql(RunSqlInput(sql="SELECT id FROM orders ORDER BY id", max_rows=2), ToolContext(db=pg_db))
+    assert out.ok and out.last.rows == [[1], [2]] and out.last.truncated
+    assert out.last.columns == ["id"]
+
+
+def test_error_is_typed_data(pg_db):
+    out = run_sql(RunSqlInput(sql="SELECT nme FROM customers"), ToolContext(db=pg_db))
+    assert not out.ok and out.error.error_class.value == "unknown_column"
+    assert "ERROR unknown_column" in out.summary()
+
+
+def test_strict_policy_rejects_writes_before_the_database(pg_db):
+    out = run_sql(RunSqlInput(sql="DELETE FROM orders"), ToolContext(db=pg_db))
+    assert out.error.error_class.value == "guard_rejected" and out.error.engine == "guard"
+    assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]
+
+
+def test_empty_input_is_refused():
+    with pytest.raises(ValidationError):
+        RunSqlInput(sql=["  "])
+
+
+def test_sandbox_statement_list_runs_in_a_throwaway_copy(pg_db):
+    with sandbox(pg_db) as box:
+        ctx = ToolContext(db=box, policy=Policy.sandbox())
+        stmts = ["CREATE TABLE notes (id INT)", "INSERT INTO notes VALUES (1), (2)", "SELECT count(*) FROM notes"]
+        out = run_sql(RunSqlInput(sql=stmts), ctx)
+        assert out.ok and out.isolated and out.last.rows == [[2]]
+        assert len(out.statements) == 3
+        # the sandbox itself was not changed by trying the candidate
+        assert not box.execute("SELECT to_regclass('notes') IS NOT NULL").rows[0][0]
+
+
+def test_sandbox_list_stops_at_first_error(pg_db):
+    with sandbox(pg_db) as box:
+        out = run_sql(RunSqlInput(sql=["SELECT 1", "SELECT nope FROM orders", "SELECT 2"]),
+                      ToolContext(db=box, policy=Policy.sandbox()))
+        assert not out.ok and len(out.statements) == 2 and out.statements[1].error is not None

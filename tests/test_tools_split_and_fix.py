@@ -1,0 +1,55 @@
+"""split_and_fix: clause-level sub-queries with empty stand-ins, localisation without an LLM, repair with one."""
+
+from __future__ import annotations
+
+from actsagent.llm import ScriptedChatModel
+from actsagent.tools import SplitAndFixInput, ToolContext, localise, split_and_fix
+from actsagent.tools._decompose import decompose
+
+CTE_SQL = ("WITH per AS (SELECT customer_id, SUM(totl) AS s FROM orders GROUP BY customer_id) "
+           "SELECT c.name, per.s FROM customers c JOIN per ON per.customer_id = c.id WHERE c.country = 'DE'")
+
+
+def test_decompose_stubs_dependencies(pg_db):
+    schema = {t.name: {c.name: c.type for c in t.columns} for t in pg_db.schema().tables}
+    qs = decompose(CTE_SQL, "postgres", schema)
+    kinds = {(q.unit, q.kind) for q in qs}
+    assert {("per", "aggregation"), ("main", "join"), ("main", "filter"), ("main", "projection"),
+            ("main", "unit")} <= kinds
+    main_join = next(q for q in qs if (q.unit, q.kind) == ("main", "join"))
+    assert main_join.depends_on == ["per"]
+    assert "WHERE 1 = 0" in main_join.sql and "SUM(totl)" not in main_join.sql  # empty stand-in, not the CTE
+
+
+def test_localises_the_failing_unit_while_the_rest_checks_independently(pg_db):
+    out = localise(CTE_SQL, ToolContext(db=pg_db))
+    assert out.original_error.error_class.value == "unknown_column"
+    failing = {(s.unit, s.kind) for s in out.sub_queries if not s.ok}
+    assert ("per", "aggregation") in failing
+    assert all(s.ok for s in out.sub_queries if s.unit == "main" and s.kind != "unit")  # checked against the stub
+    assert out.localisation.failing_clauses[0] == "per: GROUP BY/aggregates"
+
+
+def test_localises_a_parse_error_to_its_clause(pg_db):
+    out = localise("SELECT name FROM customers c JOIN orders o ON o.customer_id = = c.id", ToolContext(db=pg_db))
+    assert not out.localisation.parsed and out.localisation.clause_at_error == "JOIN ... ON"
+
+
+def test_join_error_is_named(pg_db):
+    out = localise("SELECT c.name FROM customers c JOIN orders o ON o.cust_id = c.id WHERE c.country = 'DE'",
+                   ToolContext(db=pg_db))
+    assert out.localisation.failing_clauses == ["main: FROM/JOIN"]
+
+
+def test_llm_repairs_from_clause_evidence(pg_db):
+    seen = []
+
+    def script(messages, role, response_model):
+        seen.append(messages[-1]["content"])
+        return {"sql": CTE_SQL.replace("totl", "total"), "explanation": "per: totl -> total"}
+
+    ctx = ToolContext(db=pg_db, model=ScriptedChatModel(script))
+    out = split_and_fix(SplitAndFixInput(sql=CTE_SQL, intent="sum per German customer"), ctx)
+    assert out.repaired_sql and out.repaired_result.ok and out.repaired_result.rows == [["Ada", "150.50"]]
+    assert "[per / GROUP BY/aggregates] unknown_column" in seen[0]
+    assert ctx.meter.total.llm_calls == 1
