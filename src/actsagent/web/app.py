@@ -1,0 +1,279 @@
+"""The copilot's HTTP API and page, one process: ``create_app(db=..., model=...)``.
+
+POSTs start a turn and return at once; the turn's steps stream from
+``GET /api/turns/{id}/events`` as server-sent events (``data:`` is a ``WebEvent``), replayed
+from the store first, so a reload or a reconnect shows the same answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from actsagent import __version__
+from actsagent.db.base import Database
+from actsagent.errors import ActsagentError, DatabaseUnavailable
+from actsagent.web.agent_bridge import AgentBridge
+from actsagent.web.answer import Answerer
+from actsagent.web.flow import NO_LLM_NOTE, DatabaseHandle, Flow
+from actsagent.web.models import (
+    AskRequest,
+    ClarifyRequest,
+    Conversation,
+    ConversationSummary,
+    NewConversation,
+    SqlRequest,
+    Status,
+    Turn,
+    WebEvent,
+)
+from actsagent.web.runner import TurnRunner
+from actsagent.web.store import ConversationStore
+
+log = logging.getLogger("actsagent.web")
+STATIC = Path(__file__).parent / "static"
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
+_NEW_TITLE = "New conversation"
+
+
+def _sse(ev: WebEvent) -> bytes:
+    return f"id: {ev.seq}\nevent: step\ndata: {ev.model_dump_json()}\n\n".encode()
+
+
+def create_app(*, db: Database | str | None = None, model: Any = None, store_path: str | Path | None = None,
+               token: str | None = None, allowed_hosts: list[str] | None = None, llm_answers: bool = True,
+               mode: str = "tree") -> FastAPI:
+    """The app; ``db`` is a Database, a target for ``open_database`` or None (the demo database).
+
+    ``model`` is a chat model (``actsagent.llm.get_chat_model()`` or a scripted one) or None for the
+    agent's LLM-free path. ``token``, when set, is required on every API call (header
+    ``Authorization: Bearer``, ``X-Actsagent-Token`` or ``?token=``). ``allowed_hosts`` guards a
+    localhost server against DNS rebinding.
+    """
+    store = ConversationStore(store_path)
+    store.mark_interrupted()
+    handle = DatabaseHandle(db)
+    bridge = AgentBridge(model, mode=mode)
+    flow = Flow(handle, bridge, Answerer(model if llm_answers else None))
+    runner = TurnRunner(store)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        runner.shutdown()
+        handle.close()
+        store.close()
+
+    app = FastAPI(title="actsagent copilot", version=__version__, lifespan=lifespan, docs_url="/api/docs",
+                  openapi_url="/api/openapi.json", redoc_url=None)
+    app.state.store, app.state.runner, app.state.flow, app.state.db = store, runner, flow, handle
+
+    if allowed_hosts:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+
+    def check_token(request: Request) -> None:
+        if not token:
+            return
+        given = request.headers.get("x-actsagent-token") or request.query_params.get("token") or ""
+        auth = request.headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            given = auth[7:].strip()
+        if not secrets.compare_digest(given.encode(), token.encode()):
+            raise HTTPException(status_code=401, detail="This copilot needs its access token.")
+
+    def json_only(request: Request) -> None:
+        # A cross-site form cannot send application/json without a CORS preflight, which we never allow.
+        if request.method in ("POST", "PATCH", "PUT"):
+            ctype = request.headers.get("content-type", "")
+            if not ctype.startswith("application/json"):
+                raise HTTPException(status_code=415, detail="Send JSON (Content-Type: application/json).")
+
+    api = APIRouter(prefix="/api", dependencies=[Depends(check_token), Depends(json_only)])
+
+    @app.exception_handler(ActsagentError)
+    async def _known(_: Request, e: ActsagentError) -> JSONResponse:
+        code = 503 if isinstance(e, DatabaseUnavailable) else 400
+        return JSONResponse({"detail": str(e)}, status_code=code)
+
+    @app.exception_handler(Exception)
+    async def _bug(_: Request, e: Exception) -> JSONResponse:
+        log.exception("request failed")
+        return JSONResponse({"detail": f"Internal error ({type(e).__name__}); see the server log."}, status_code=500)
+
+    def conversation_or_404(cid: str) -> Conversation:
+        conv = store.get_conversation(cid, with_events=False)
+        if conv is None:
+            raise HTTPException(status_code=404, detail=f"No conversation {cid}.")
+        return conv
+
+    def turn_or_404(tid: str) -> Turn:
+        turn = store.get_turn(tid)
+        if turn is None:
+            raise HTTPException(status_code=404, detail=f"No turn {tid}.")
+        return turn
+
+    def name_from(conv: Conversation, text: str) -> None:
+        if conv.title == _NEW_TITLE and text.strip():
+            line = " ".join(text.split())
+            store.rename_conversation(conv.id, line[:70] + ("…" if len(line) > 70 else ""))
+
+    def busy(cid: str) -> None:
+        conv = store.get_conversation(cid, with_events=False)
+        if conv and any(runner.is_running(t.id) for t in conv.turn_list):
+            raise HTTPException(status_code=409, detail="An answer is still being worked out in this conversation.")
+
+    @api.get("/status")
+    def status() -> Status:
+        ok, err, dialect = True, None, None
+        try:
+            dialect = handle.get().dialect
+        except ActsagentError as e:
+            ok, err = False, str(e)
+        llm_note = NO_LLM_NOTE
+        if bridge.has_llm:
+            cfg = getattr(model, "config", None)
+            name = cfg.model_for("planner") if cfg is not None else type(model).__name__
+            llm_note = f"LLM: {name}"
+        return Status(database=handle.label, dialect=dialect, database_ok=ok, database_error=err,
+                      llm=bridge.has_llm, llm_note=llm_note, version=__version__)
+
+    @api.get("/schema")
+    def schema() -> dict[str, Any]:
+        info = handle.get().schema()
+        return {"dialect": info.dialect, "database": info.database,
+                "tables": [{"name": t.qualified, "comment": t.comment, "rows": t.row_estimate,
+                            "columns": [{"name": c.name, "type": c.type, "pk": c.primary_key,
+                                         "comment": c.comment, "references": c.references} for c in t.columns]}
+                           for t in info.tables]}
+
+    @api.get("/conversations")
+    def list_conversations() -> list[ConversationSummary]:
+        return store.list_conversations()
+
+    @api.post("/conversations", status_code=201)
+    def new_conversation(body: NewConversation) -> ConversationSummary:
+        return store.create_conversation(body.title or _NEW_TITLE, handle.label)
+
+    @api.get("/conversations/{cid}")
+    def get_conversation(cid: str) -> Conversation:
+        conv = store.get_conversation(cid)
+        if conv is None:
+            raise HTTPException(status_code=404, detail=f"No conversation {cid}.")
+        return conv
+
+    @api.patch("/conversations/{cid}")
+    def rename(cid: str, body: NewConversation) -> ConversationSummary:
+        conversation_or_404(cid)
+        if body.title:
+            store.rename_conversation(cid, body.title)
+        return conversation_or_404(cid)
+
+    @api.delete("/conversations/{cid}", status_code=204)
+    def delete(cid: str) -> None:
+        busy(cid)
+        if not store.delete_conversation(cid):
+            raise HTTPException(status_code=404, detail=f"No conversation {cid}.")
+
+    @api.post("/conversations/{cid}/ask", status_code=202)
+    def ask(cid: str, body: AskRequest) -> Turn:
+        conv = conversation_or_404(cid)
+        busy(cid)
+        turn = store.add_turn(cid, "ask", question=body.question)
+        previous = store.previous_turns(cid, turn.index)
+        name_from(conv, body.question)
+        runner.start(turn.id, lambda: flow.ask(body.question, thread_id=turn.thread_id or turn.id,
+                                               previous=previous))
+        return turn
+
+    @api.post("/conversations/{cid}/sql", status_code=202)
+    def sql(cid: str, body: SqlRequest) -> Turn:
+        conv = conversation_or_404(cid)
+        busy(cid)
+        question = body.question or ""
+        if not question:  # an edit of an earlier answer keeps that answer's question
+            prev = store.previous_turns(cid, 10**9, limit=1)
+            question = prev[0].question if prev and body.action == "run" else ""
+        turn = store.add_turn(cid, body.action, question=question, sql=body.sql)
+        name_from(conv, body.question or body.sql)
+        if body.action == "run":
+            runner.start(turn.id, lambda: flow.run_sql(body.sql, question=question))
+        else:
+            previous = store.previous_turns(cid, turn.index)
+            runner.start(turn.id, lambda: flow.repair(body.sql, thread_id=turn.thread_id or turn.id,
+                                                      question=body.question, previous=previous))
+        return turn
+
+    @api.get("/turns/{tid}")
+    def get_turn(tid: str) -> Turn:
+        turn = store.get_turn(tid, with_events=True)
+        if turn is None:
+            raise HTTPException(status_code=404, detail=f"No turn {tid}.")
+        return turn
+
+    @api.post("/turns/{tid}/clarify", status_code=202)
+    def clarify(tid: str, body: ClarifyRequest) -> Turn:
+        turn = turn_or_404(tid)
+        if turn.status != "awaiting_clarification" or runner.is_running(tid):
+            raise HTTPException(status_code=409, detail="This answer is not waiting for a clarification.")
+        runner.start(tid, lambda: flow.resume(body.answer, thread_id=turn.thread_id or tid, question=turn.question))
+        return turn_or_404(tid)
+
+    @api.get("/turns/{tid}/events")
+    async def events(tid: str, request: Request, after: int = 0) -> StreamingResponse:
+        turn_or_404(tid)
+        last = request.headers.get("last-event-id")
+        if last and last.isdigit():
+            after = max(after, int(last))
+
+        async def gen() -> AsyncIterator[bytes]:
+            seen = after
+            ch = runner.channel(tid)
+            if ch is None:
+                for ev in store.events(tid, seen):
+                    yield _sse(ev)
+            else:
+                while True:
+                    evs, more = await anyio.to_thread.run_sync(ch.wait, seen, 10.0, abandon_on_cancel=True)
+                    for ev in evs:
+                        seen = ev.seq
+                        yield _sse(ev)
+                    if not more and not evs:
+                        break
+                    if not evs:
+                        yield b": ping\n\n"
+            yield b"event: end\ndata: {}\n\n"
+
+        return StreamingResponse(gen(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    app.include_router(api)
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+def event_stream_lines(raw: str) -> list[dict[str, Any]]:
+    """Parse an SSE body into the ``WebEvent`` dicts it carries (for tests and scripts)."""
+    out = []
+    for block in raw.split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln.startswith("data: ")]
+        kind = next((ln[7:] for ln in block.splitlines() if ln.startswith("event: ")), "message")
+        if lines and kind == "step":
+            out.append(json.loads("\n".join(ln[6:] for ln in lines)))
+    return out
