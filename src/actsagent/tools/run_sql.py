@@ -58,9 +58,20 @@ def execute_statements(ctx: ToolContext, statements: list[str], *, isolate: bool
     if writes and isolate and ctx.db.dialect == "postgres" and getattr(ctx.db, "writable", False):
         from actsagent.db.sandbox import sandbox
 
-        with sandbox(ctx.db, limits=ctx.db.limits) as copy:
-            return _run_all(copy, statements, policy, run_guarded), True
+        try:
+            with sandbox(ctx.db, limits=ctx.db.limits) as copy:
+                return _run_all(copy, statements, policy, run_guarded), True
+        finally:
+            _drop_dead_connections(ctx.db)
     return _run_all(ctx.db, statements, policy, run_guarded), False
+
+
+def _drop_dead_connections(db) -> None:
+    """Copying a database terminates the source's sessions; let its pool discard them now, rather
+    than have the next statements meet more dead connections than the driver's one retry covers."""
+    pool = getattr(db, "_pool", None)
+    if pool is not None and hasattr(pool, "check"):
+        pool.check()
 
 
 def _run_all(db, statements, policy, run_guarded) -> list[QueryResult | DbError]:
