@@ -59,7 +59,7 @@ class Catalog:
     column_vecs: np.ndarray = field(default_factory=lambda: np.zeros((0, 384), np.float32))
     functions: dict[str, set[int]] = field(default_factory=dict)  # name -> arities (-1: variadic)
     function_names: list[str] = field(default_factory=list)
-    function_vecs: np.ndarray = field(default_factory=lambda: np.zeros((0, 384), np.float32))
+    function_vecs: np.ndarray | None = None
     values: dict[tuple[str, str], _ValueIndex] = field(default_factory=dict)
 
     # ----- lookups -------------------------------------------------------------------------
@@ -99,6 +99,8 @@ class Catalog:
     def nearest_functions(self, name: str, k: int, arity: int | None = None) -> list[tuple[str, float]]:
         if not self.function_names:
             return []
+        if self.function_vecs is None:
+            self.function_vecs = self.embedder.embed([humanize(n) for n in self.function_names])
         q = self.embedder.one(humanize(name))
         d = np.linalg.norm(self.function_vecs - q, axis=1)
         out = []
@@ -294,7 +296,7 @@ def _load_functions(db: Database, cat: Catalog) -> None:
         funcs.setdefault(str(name).lower(), set()).add(int(narg))
     cat.functions = funcs
     cat.function_names = sorted(funcs)
-    cat.function_vecs = cat.embedder.embed([humanize(n) for n in cat.function_names])
+    cat.function_vecs = None  # embedded on first use: most queries never need a function name
 
 
 _PG_DDL = [

@@ -23,10 +23,13 @@ from actsagent.safeql.distance import normalised_ted, to_tree
 from actsagent.safeql.operators import OPERATORS
 from actsagent.safeql.operators.base import EMPTY, Context, Failure, Proposal
 from actsagent.safeql.result import Edit, RefineOptions, RefineResult
-from actsagent.safeql.types import count_mismatches
+from actsagent.safeql.types import mismatch_keys
 
 _REFINABLE = {ErrorClass.SYNTAX, ErrorClass.UNKNOWN_RELATION, ErrorClass.UNKNOWN_COLUMN,
               ErrorClass.UNKNOWN_FUNCTION, ErrorClass.AMBIGUOUS_COLUMN, ErrorClass.TYPE_MISMATCH}
+
+
+_TYPE_FIXERS = {"function", "mismatch"}
 
 
 @dataclass(order=True)
@@ -40,7 +43,7 @@ class _Node:
     ted: float = field(compare=False, default=0.0)
     depth: int = field(compare=False, default=0)
     ref: object = field(compare=False, default=None)  # zss tree the TED is measured from
-    mismatches: int = field(compare=False, default=0)
+    mismatches: frozenset = field(compare=False, default=frozenset())
 
 
 def _failure(res, original_empty: bool) -> Failure | None:
@@ -88,7 +91,7 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
     seq = itertools.count()
     ref0 = to_tree(ast0) if ast0 is not None else None
     root = _Node(0.0, next(seq), sql, ast0, ref=ref0,
-                 mismatches=count_mismatches(Analysis(ast0, catalog.schema), db.dialect) if ast0 is not None else 0)
+                 mismatches=mismatch_keys(Analysis(ast0, catalog.schema), db.dialect) if ast0 is not None else frozenset())
     heap: list[_Node] = []
     visited = {_canon(ast0, sql, db.dialect)}
     fallback: tuple[_Node, QueryResult] | None = None
@@ -163,10 +166,12 @@ def _child(node: _Node, p: Proposal, dialect: str, catalog: Catalog, opts: Refin
         return None
     visited.add(key)
     try:
-        mism = count_mismatches(Analysis(p.ast, catalog.schema), dialect)
+        mism = mismatch_keys(Analysis(p.ast, catalog.schema), dialect)
     except RecursionError:
-        mism = 0
-    if mism > node.mismatches:
+        mism = frozenset()
+    # cut an edit that adds a comparison or call that cannot type-check, and a type fix that fixes nothing
+    if len(mism) > len(node.mismatches) or (p.operator in _TYPE_FIXERS and mism and mism != node.mismatches
+                                            and len(mism) >= len(node.mismatches)):
         result.pruned_by_type += 1
         return None
     ref = node.ref if node.ref is not None else to_tree(p.ast)

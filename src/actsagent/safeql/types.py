@@ -126,3 +126,8 @@ class TypeChecker:
 
 def count_mismatches(analysis: Analysis, dialect: str) -> int:
     return len(TypeChecker(analysis, dialect).mismatches())
+
+
+def mismatch_keys(analysis: Analysis, dialect: str) -> frozenset[str]:
+    """The mismatched expressions as SQL text, so a child can be checked for *new* ones."""
+    return frozenset(m.sql(dialect=dialect) for m in TypeChecker(analysis, dialect).mismatches())

@@ -1,0 +1,78 @@
+"""Search internals: type pruning really cuts candidates, TED, the catalog on PostgreSQL."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import sqlglot
+
+from actsagent.db.sqlite import SqliteDatabase
+from actsagent.safeql import RefineOptions, refine
+from actsagent.safeql.analyze import Analysis
+from actsagent.safeql.catalog import get_catalog
+from actsagent.safeql.distance import normalised_ted, tree_edit_distance
+from actsagent.safeql.types import count_mismatches
+
+USERS = ["CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, age INTEGER)",
+         "INSERT INTO users VALUES (1, 'Leo', 22), (2, 'Hana', 35), (3, 'James', 29)"]
+
+
+def _sqlite(tmp_path, stmts):
+    path = tmp_path / "u.sqlite"
+    with sqlite3.connect(path) as conn:
+        for s in stmts:
+            conn.execute(s)
+    return SqliteDatabase(path)
+
+
+def test_type_pruning_cuts_numeric_columns_for_a_text_literal(tmp_path):
+    db = _sqlite(tmp_path, USERS)
+    # 'leo' is text: user -> age and user -> id would compare a number with 'leo' and are cut
+    res = refine(db, "SELECT id, age FROM users WHERE usr = 'leo'", options=RefineOptions(k=5))
+    assert res.status == "refined"
+    assert res.pruned_by_type >= 2
+    assert "name = 'Leo'" in res.refined_sql
+    assert [e.operator for e in res.edits] == ["attribute", "value"]
+    cat = get_catalog(db)
+    ok = sqlglot.parse_one("SELECT id FROM users WHERE name = 'leo'", read="sqlite")
+    bad = sqlglot.parse_one("SELECT id FROM users WHERE age = 'leo'", read="sqlite")
+    assert count_mismatches(Analysis(ok, cat.schema), "sqlite") == 0
+    assert count_mismatches(Analysis(bad, cat.schema), "sqlite") == 1
+
+
+def test_type_pruning_on_postgres_aggregate(pg_db_factory):
+    db = pg_db_factory(USERS)
+    res = refine(db, "SELECT sum(name) FROM users")
+    assert res.status == "refined" and res.rows_preview in ([[6]], [[86]])
+    assert res.pruned_by_type >= 1  # sum(CAST(name AS TEXT)) and the like never reach execution
+
+
+def test_tree_edit_distance_is_local_and_normalised():
+    a = sqlglot.parse_one("SELECT a, b FROM t WHERE c > 1")
+    b = sqlglot.parse_one("SELECT a, bb FROM t WHERE c > 1")
+    c = sqlglot.parse_one("SELECT a, b FROM t JOIN u ON t.id = u.id WHERE c > 1")
+    assert tree_edit_distance(a, a) == 0
+    assert tree_edit_distance(a, b) == 1
+    assert 0 < normalised_ted(a, b) < normalised_ted(a, c) <= 1
+
+
+def test_pg_catalog_is_stored_with_pgvector_and_refreshed_incrementally(pg_db_factory):
+    db = pg_db_factory(USERS + ["CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT)",
+                                "INSERT INTO pets VALUES (1, 'dog'), (2, 'cat')"])
+    cat = get_catalog(db, refresh=True)
+    assert cat.backend == "pgvector" and cat.tables_refreshed == 2
+    idx = db.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = 'actsagent' AND indexdef LIKE '%hnsw%'")
+    assert idx.ok and idx.rows
+    n = db.execute("SELECT count(*) FROM actsagent.catalog_values").rows[0][0]
+    assert n == 5  # Leo, Hana, James, dog, cat
+    from actsagent.db.postgres import PostgresDatabase
+
+    w = PostgresDatabase(db.url, writable=True)
+    assert w.execute("INSERT INTO pets VALUES (3, 'parrot')", read_only=False).ok
+    w.close()
+    db.invalidate_schema()
+    cat2 = get_catalog(db, refresh=True)
+    assert cat2.tables_refreshed == 1  # only pets changed
+    assert db.execute("SELECT count(*) FROM actsagent.catalog_values").rows[0][0] == 6
+    assert [v for v, _ in cat2.nearest_values(db.schema().table("pets"), db.schema().table("pets").column("kind"),
+                                              "parot", 1)] == ["parrot"]
