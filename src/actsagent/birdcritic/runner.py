@@ -101,6 +101,15 @@ class TaskRunner:
             return f"needs {', '.join(sorted(missing))}, which this server lacks"
         return None
 
+    def _solve(self, task: PublicTask, db: Any, schema_text: str) -> tuple[SystemOutput, str | None]:
+        try:
+            return self.system.solve(task, db, schema_text), None
+        except DatabaseUnavailable:
+            raise
+        except Exception as e:  # noqa: BLE001 - a crashing system fails the task, the run goes on
+            msg = f"{type(e).__name__}: {e}"
+            return SystemOutput(pred_sqls=[], notes=[f"system error: {msg}"]), msg
+
     def run(self, task: PublicTask) -> dict[str, Any]:
         start = time.perf_counter()
         rec: dict[str, Any] = {"instance_id": task.instance_id, "db_id": task.db_id, "category": task.category,
@@ -113,21 +122,18 @@ class TaskRunner:
         assert url is not None
         # 1. the system works in its own copy, preprocess applied
         t0 = time.perf_counter()
-        system_error = None
-        with sandbox(url, limits=SOLVE_LIMITS, name=_copy_name(task.db_id)) as work:
-            pre = work.execute_script(task.preprocess_sql, timeout_s=60) if task.preprocess_sql else []
-            pre_error = next((r.describe() if hasattr(r, "describe") else str(r) for r in pre if not r.ok), None)
-            try:
-                schema_text = work.schema(refresh=True).render()
-            except Exception as e:  # noqa: BLE001 - introspection trouble must not kill the run
-                schema_text = f"-- schema unavailable: {e}"
-            try:
-                out = self.system.solve(task, work, schema_text)
-            except DatabaseUnavailable:
-                raise
-            except Exception as e:  # noqa: BLE001 - a crashing system fails the task, the run goes on
-                out = SystemOutput(pred_sqls=[], notes=[f"system error: {type(e).__name__}: {e}"])
-                system_error = f"{type(e).__name__}: {e}"
+        pre_error = None
+        if getattr(self.system, "uses_database", True):
+            with sandbox(url, limits=SOLVE_LIMITS, name=_copy_name(task.db_id)) as work:
+                pre = work.execute_script(task.preprocess_sql, timeout_s=60) if task.preprocess_sql else []
+                pre_error = next((r.describe() for r in pre if not r.ok), None)
+                try:
+                    schema_text = work.schema(refresh=True).render()
+                except Exception as e:  # noqa: BLE001 - introspection trouble must not kill the run
+                    schema_text = f"-- schema unavailable: {e}"
+                out, system_error = self._solve(task, work, schema_text)
+        else:
+            out, system_error = self._solve(task, None, "")
         solve_s = time.perf_counter() - t0
         # 2. scoring in a fresh copy, exactly like the official flow
         t1 = time.perf_counter()
@@ -195,7 +201,7 @@ def _check_same_system(log: ResultLog, name: str) -> None:
 def _run_pool(runner: TaskRunner, pending: list[PublicTask], log: ResultLog, *, workers: int, progress: bool,
               total: int) -> None:
     done_before = total - len(pending)
-    passed = 0
+    passed = sum(bool(r.get("passed")) for r in log.records())
     columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, disable=not progress, transient=False) as bar, \

@@ -161,7 +161,7 @@ def perform_query_on_postgresql_databases(query: str, db_name: str, conn: Compat
 def execute_queries(queries, db_name, conn=None, logger=None, section_title=""):
     """Run statements in order; ``(result of the last one, error flag, timeout flag)``, stop at the first error."""
     result, error, timeout = run_statements(queries, db_name, conn)
-    return result, error is not None, timeout
+    return result, error is not None and not timeout, timeout
 
 
 def run_statements(queries, db_name, conn=None):

@@ -29,6 +29,9 @@ class SystemOutput(BaseModel):
 
 @runtime_checkable
 class System(Protocol):
+    """``db`` is a disposable copy with ``preprocess_sql`` applied. Replay systems that declare
+    ``uses_database = False`` get ``None`` and an empty schema (no copy is made for them)."""
+
     name: str
 
     def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput: ...
@@ -38,6 +41,7 @@ class IssueSqlSystem:
     """Returns the buggy SQL unchanged: the floor every repair system must beat."""
 
     name = "issue_sql"
+    uses_database: ClassVar[bool] = False  # replays fixed SQL: the runner skips its sandbox copy
 
     def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
         return SystemOutput(pred_sqls=list(task.issue_sql))
@@ -47,6 +51,7 @@ class GoldSystem:
     """SCORER VALIDATION ONLY: replays ``sol_sql`` through the scorer side. Never a system under test."""
 
     reference: ClassVar[bool] = True
+    uses_database: ClassVar[bool] = False
 
     def __init__(self, task_set: str, root: Path | None = None) -> None:
         from actsagent.birdcritic.scorer import load_scoring_keys
@@ -61,6 +66,8 @@ class GoldSystem:
 
 class BaselineSystem:
     """Replays an official example prediction file (``baselines/example_output/<model>``)."""
+
+    uses_database: ClassVar[bool] = False
 
     def __init__(self, model: str, task_set: str, root: Path | None = None) -> None:
         if task_set not in BASELINE_FILES:
