@@ -5,8 +5,9 @@
     run.status, run.final_sql, run.result, run.verdict
     print(run.tree.render_text())
 
-``model=None`` takes the configured model (``get_chat_model()``); with none configured the
-LLM-free fallback runs and ``run.notes`` says what an LLM would add. ``policy=None`` is the
+``model=None`` takes the configured model (``get_chat_model()``; a string names a model on the
+configured endpoint); with none configured the LLM-free fallback runs and ``run.notes`` says what
+an LLM would add. ``policy=None`` is the
 strict guard policy; pass ``Policy.sandbox()`` only for a disposable database copy. Runs are
 checkpointed under ``thread_id``: calling ``repair`` again with the thread id of an interrupted
 run continues it, and ``resume`` answers a paused (interactive) run's clarification question.
@@ -49,8 +50,8 @@ def repair(intent: str, sql: str | list[str] | None, db: Database, *, mode: Mode
         raise UserError("the intent (issue text or question) is empty")
     if mode not in ("tree", "linear", "regenerate", "single_shot"):
         raise UserError(f"unknown mode {mode!r}: use tree, linear, regenerate or single_shot")
-    sql = _normalise_sql(sql)
     rt, notes = _runtime(db, model, policy, budget, interactive, on_event)
+    sql = _normalise_sql(sql, db.dialect if rt.ctx.sandbox_mode else None)
     tid = thread_id or uuid.uuid4().hex
     t0 = time.perf_counter()
     llm0 = rt.ctx.meter.total.llm_ms
@@ -180,9 +181,15 @@ def stream(intent: str, sql: str | list[str] | None, db: Database, **kwargs: Any
 # ---------------------------------------------------------------------------------------------------
 
 
-def _normalise_sql(sql: str | list[str] | None) -> str | list[str] | None:
+def _normalise_sql(sql: str | list[str] | None, split_dialect: str | None = None) -> str | list[str] | None:
+    """Strip blanks; under a write-permitting policy, a script string becomes its statement list."""
     if sql is None:
         return None
+    if isinstance(sql, str) and split_dialect:
+        from actsagent.guard import split_statements
+
+        parts = split_statements(sql, split_dialect)
+        sql = parts if len(parts) > 1 else sql
     if isinstance(sql, list):
         stmts = [s.strip() for s in sql if s and s.strip()]
         if not stmts:
@@ -194,7 +201,11 @@ def _normalise_sql(sql: str | list[str] | None) -> str | list[str] | None:
 def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, interactive: bool,
              on_event: Callable[[AgentEvent], None] | None) -> tuple[Runtime, list[str]]:
     notes: list[str] = []
-    if model is None:
+    if isinstance(model, str):  # a model name: the configured endpoint, that model for every role
+        from actsagent.llm import LLMConfig, RoleModels, get_chat_model
+
+        model = get_chat_model(LLMConfig.from_env(models=RoleModels(planner=model, tools=model, judge=model)))
+    elif model is None:
         from actsagent.llm import get_chat_model
 
         model = get_chat_model()
