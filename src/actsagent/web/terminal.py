@@ -63,7 +63,7 @@ class ChatSession:
         c = self.console
         c.print(f"[bold]actsagent copilot[/] on [cyan]{self.flow.db.label}[/]  ([dim]/help for commands[/])")
         if not self.flow.bridge.has_llm:
-            c.print(Panel(NO_LLM_NOTE, border_style="yellow", title="no LLM"))
+            c.print(Panel(NO_LLM_NOTE, border_style="yellow", title="no LLM"), soft_wrap=False)
         failures = 0
         while True:
             line = self._line("\nyou> ")
@@ -169,7 +169,8 @@ class ChatSession:
         elif ev.type == "note":
             c.print(Text(f"  note: {ev.message}", style="dim"))
         elif ev.type == "clarify":
-            c.print(Panel(Text(d.get("question") or ev.message), title="the copilot asks", border_style="yellow"))
+            c.print(Panel(Text(d.get("question") or ev.message), title="the copilot asks", border_style="yellow"),
+                    soft_wrap=False)
             for i, o in enumerate(d.get("options") or [], 1):
                 c.print(f"  [bold]{i}[/]. {o}", highlight=False)
         elif ev.type == "reply":
@@ -177,7 +178,8 @@ class ChatSession:
         elif ev.type == "final":
             sql = d.get("final_sql")
             if sql:
-                c.print(Panel(Syntax(sql, "sql", word_wrap=True, theme="ansi_dark"), title="SQL", border_style="blue"))
+                c.print(Panel(Syntax(sql, "sql", word_wrap=True, theme="ansi_dark"), title="SQL", border_style="blue"),
+                        soft_wrap=False)
             verdict = "best candidate so far (budget ran out)" if d.get("best_effort") else d.get("verdict")
             if verdict:
                 c.print(Text(str(verdict), style="dim"))
