@@ -190,3 +190,20 @@ def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
         orphans = [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
                                               [f"{COPY_PREFIX}{child.pid}_%"])]
     assert orphans == []  # copies left by the killed process were dropped on resume
+
+
+def test_agent_adapter_with_a_scripted_model(tmp_path):
+    from actsagent.birdcritic.systems import AgentSystem
+    from actsagent.llm import ScriptedChatModel
+
+    model = ScriptedChatModel([{"sql": "SELECT to_char(CreationDate, 'FMHH24:MI:SS') FROM comments"}])
+    system = AgentSystem("single_shot", model=model)
+    report = run_benchmark("flash", system, tmp_path / "out", ids=["1"], workers=1, progress=False)
+    rec = _records(tmp_path / "out")[0]
+    assert rec["passed"] and rec["llm_calls"] == 1 and report.summary["llm_calls_total"] == 1
+    prompt = " ".join(str(m) for c in model.calls for m in c.messages)
+    assert "CreationDate::time" in prompt  # the issue SQL and text reached the model...
+    from actsagent.birdcritic.scorer import load_scoring_keys
+
+    gold = load_scoring_keys("flash")["1"].sol_sql[0]
+    assert gold not in prompt and "test_case" not in prompt  # ...and never the answers

@@ -104,7 +104,7 @@ class AgentSystem:
 
     MODES = ("tree", "linear", "regenerate", "single_shot")
 
-    def __init__(self, mode: str, model: str | None = None) -> None:
+    def __init__(self, mode: str, model: Any = None) -> None:
         if mode not in self.MODES:
             raise UserError(f"unknown agent mode {mode!r}: choose one of {', '.join(self.MODES)}")
         try:
@@ -114,7 +114,7 @@ class AgentSystem:
         self.mode = mode
         self.model = model
         self.name = f"acts:{mode}" if mode != "single_shot" else "single_shot"
-        if model:
+        if isinstance(model, str) and model:
             self.name += f"@{model}"
 
     def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
@@ -127,13 +127,16 @@ class AgentSystem:
         except ImportError:
             policy = None
         kwargs: dict[str, Any] = {"mode": self.mode}
-        if self.model:
+        if self.model is not None:
             kwargs["model"] = self.model
         if policy is not None:
             kwargs["policy"] = policy
-        run = repair(task.query, join_statements(task.issue_sql), db, **kwargs)
+        sql: Any = list(task.issue_sql) if len(task.issue_sql) > 1 else join_statements(task.issue_sql)
+        run = repair(task.query, sql, db, **kwargs)
         calls, tokens, cost = usage_numbers(getattr(run, "usage", None))
-        return SystemOutput(pred_sqls=list(run.final_sql_statements), llm_calls=calls, tokens=tokens, cost_usd=cost)
+        notes = [f"agent status: {getattr(run, 'status', '?')}", *[str(n)[:300] for n in getattr(run, "notes", [])[:5]]]
+        return SystemOutput(pred_sqls=list(run.final_sql_statements), llm_calls=calls, tokens=tokens, cost_usd=cost,
+                            notes=notes)
 
 
 def join_statements(stmts: list[str]) -> str:
