@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import statistics
 import sys
@@ -185,7 +186,13 @@ def summarise(records: list[dict], builds: dict[str, float]) -> Report:
         "refined_queries": len(all_ms),
         "index_build_ms_total": round(sum(builds.values()), 1),
     }
-    broke_gold_empty = sum(r["match_before"] and not r["match_after"] and r["gold_empty"] for r in records)
+    # the same runs seen as if only execution failures were refined (empty results left as they are)
+    valid = [r for r in records if not r.get("skipped")]
+    m_err = sum(r["match_after"] if r["before"] == "fail" else r["match_before"] for r in valid)
+    summary["ex_after_errors_only_pct"] = round(100 * m_err / len(valid), 2) if valid else None
+    summary["correct_to_wrong_errors_only"] = sum(r["match_before"] and not r["match_after"]
+                                                  for r in valid if r["before"] == "fail")
+    broke_gold_empty = sum(r["match_before"] and not r["match_after"] and r["gold_empty"] for r in valid)
     summary["correct_to_wrong_where_gold_is_empty"] = broke_gold_empty
     tables = [
         ReportTable(title="Per benchmark and system", columns=[
@@ -211,6 +218,7 @@ def _p95(xs: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # predictions hold CREATE TABLE etc.: no warnings
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="evals/out")
     ap.add_argument("--data", default=str(DATA))

@@ -111,6 +111,17 @@ def test_type_mismatch_cast(db):
     assert _rows(db, res.refined_sql) == [("Charlie",)]
 
 
+def test_aggregate_condition_moves_to_having(db):
+    res = _refined(db, "SELECT region, count(*) FROM country WHERE count(*) >= 1 GROUP BY region", "aggregate")
+    assert "HAVING" in res.refined_sql.upper()
+    assert len(_rows(db, res.refined_sql)) == 3
+
+
+def test_syntax_salvage_keeps_the_first_select(db):
+    res = _refined(db, "```sql\nSELECT first_name FROM person WHERE age > 40;\n```\nThis lists people.", "syntax")
+    assert _rows(db, res.refined_sql) == [("Charlie",)]
+
+
 def test_nested_subquery_and_cte(db):
     res = _refined(db, "WITH big AS (SELECT country_id FROM country_info WHERE populaton > 100000000) "
                        "SELECT country_name FROM country WHERE country_id IN (SELECT country_id FROM big)",

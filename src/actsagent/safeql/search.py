@@ -25,11 +25,13 @@ from actsagent.safeql.operators.base import EMPTY, Context, Failure, Proposal
 from actsagent.safeql.result import Edit, RefineOptions, RefineResult
 from actsagent.safeql.types import mismatch_keys
 
-_REFINABLE = {ErrorClass.SYNTAX, ErrorClass.UNKNOWN_RELATION, ErrorClass.UNKNOWN_COLUMN,
+_REFINABLE = {ErrorClass.SYNTAX, ErrorClass.OTHER, ErrorClass.UNKNOWN_RELATION, ErrorClass.UNKNOWN_COLUMN,
               ErrorClass.UNKNOWN_FUNCTION, ErrorClass.AMBIGUOUS_COLUMN, ErrorClass.TYPE_MISMATCH}
 
 
 _TYPE_FIXERS = {"function", "mismatch"}
+_NON_SELECT = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Merge, exp.TruncateTable,
+               exp.Pragma, exp.Grant)
 
 
 @dataclass(order=True)
@@ -68,10 +70,11 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
         return result
 
     ast0 = parse(sql, db.dialect)
+    if _looks_like_non_select(sql) or isinstance(ast0, _NON_SELECT):
+        return done(why="only SELECT queries are refined; this is "
+                        f"{sql.lstrip().split(None, 1)[0].upper() if sql.strip() else 'empty'}")
     if ast0 is not None and not is_query(ast0):
-        return done(why=f"only SELECT queries are refined; this is {type(ast0).__name__.upper()}")
-    if ast0 is None and _looks_like_non_select(sql):
-        return done(why="only SELECT queries are refined")
+        ast0 = None  # a bare word or chat text that sqlglot read as something: only salvage can help
     res0 = db.execute(sql, read_only=True, max_rows=opts.max_rows, timeout_s=opts.statement_timeout_s)
     if isinstance(res0, QueryResult) and (not res0.empty or not opts.refine_empty):
         return done(status="already_ok", why="the query executes", **_rows(res0, opts))
