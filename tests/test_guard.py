@@ -209,3 +209,14 @@ def test_cli_check():
     assert res.exit_code == 0 and json.loads(res.stdout)["functions"] == ["julianday"]
     res = runner.invoke(app, ["check", "SELECT 1", "--dialect", "oracle"])
     assert res.exit_code != 0
+
+
+def test_results_round_trip_through_the_discriminated_union():
+    from pydantic import TypeAdapter
+
+    from actsagent.guard import GuardResult
+
+    adapter = TypeAdapter(GuardResult)
+    for sql in ("SELECT 1", "DROP TABLE t"):
+        r = check_sql(sql, "postgres")
+        assert adapter.validate_json(r.model_dump_json()) == r
