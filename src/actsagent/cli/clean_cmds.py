@@ -1,0 +1,41 @@
+"""``actsagent clean``: keep, repair or reject (question, SQL, database) pairs for training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from actsagent.cli._common import console, print_json
+
+
+def clean_cmd(
+    input_path: Path = typer.Argument(..., metavar="INPUT", help=".jsonl or .csv with question, sql, db per row"),
+    out: Path = typer.Option(..., "--out", help="output .jsonl (one verdict per pair; rerun to resume)"),
+    workers: int = typer.Option(2, "--workers", min=1, max=32),
+    db: str | None = typer.Option(None, "--db", help="database for rows without a db column"),
+    llm: bool | None = typer.Option(None, "--llm/--no-llm", help="use the agent's repair and judge "
+                                                                "(default: when an LLM is configured)"),
+    mode: str = typer.Option("tree", "--mode", help="agent mode with --llm: tree | linear | regenerate | single_shot"),
+    json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+) -> None:
+    """Write a verdict (kept / repaired / rejected, with reason and evidence) for every pair."""
+    from actsagent.clean import clean_file
+    from actsagent.llm.config import llm_available
+
+    use_llm = llm_available() if llm is None else llm
+    if use_llm and not llm_available():
+        from actsagent.errors import LLMUnavailable
+
+        raise LLMUnavailable("--llm needs a configured model (OPENAI_API_KEY / OPENAI_BASE_URL)")
+    report = clean_file(input_path, out, workers=workers, use_llm=use_llm, mode=mode, default_db=db)
+    if json_out:
+        print_json(report.summary)
+        return
+    for k, v in report.summary.items():
+        console.print(f"{k}: {v}")
+    console.print(f"verdicts: {out}  summary: {out.parent / (out.stem + '_summary.md')}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("clean")(clean_cmd)
