@@ -162,11 +162,6 @@ class Catalog:
         res = self.db.execute(sql, max_rows=k, timeout_s=2)
         return [(str(v), float(d)) for v, d in res.rows] if res.ok else []
 
-    def columns_of(self, table: TableInfo) -> list[ColumnInfo]:
-        return table.columns
-
-    def tables_with_column(self, name: str) -> list[TableInfo]:
-        return self.schema.tables_with_column(name)
 
 
 def _identifier_like(s: str) -> bool:

@@ -25,14 +25,6 @@ def set_column(col: exp.Column, name: str | None, qualifier: str | None, dialect
         col.set("table", None)
 
 
-def table_sources(scope: ScopeInfo) -> list[Source]:
-    return [s for s in scope.sources.values() if s.table is not None]
-
-
-def source_alias(src: Source) -> str:
-    return src.alias
-
-
 def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog, dialect: str
                    ) -> exp.Expression | None:
     """``left.x = new.y`` along a foreign key either way, else along a shared key-like column."""
@@ -56,10 +48,6 @@ def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog,
     a, b = pairs[0]
     return exp.EQ(this=exp.column(ident(a, dialect), table=ident(left.alias, dialect)),
                   expression=exp.column(ident(b, dialect), table=ident(new_ref, dialect)))
-
-
-def scope_select(scope: ScopeInfo) -> exp.Select | None:
-    return scope.select if isinstance(scope.select, exp.Select) else None
 
 
 def refs_in_scope(an: Analysis, scope: ScopeInfo, qualifier: str) -> list[exp.Column]:

@@ -92,7 +92,7 @@ def _translations(f: exp.Func, dialect: str) -> list[tuple[exp.Expression, str]]
             else:
                 gen = tpl.format(*args)
             node = sqlglot.parse_one(gen, read=dialect)
-        except (IndexError, Exception):  # template needs more arguments than the call has
+        except Exception:  # the template needs more arguments than the call has, or does not parse
             continue
         if gen.lower() in seen:
             continue
