@@ -2,7 +2,9 @@
 
 1. Guard throughput: ``check_sql`` (strict, sqlite dialect) over all Spider dev and BIRD dev gold SQL,
    in statements per second; sqlglot's bare parse over the same SQL is shown for scale.
-2. Overhead per query on the embedded PostgreSQL: raw psycopg (one open autocommit connection,
+2. Result equivalence: every gold query whose database is here runs as written and as regenerated
+   by the guard; the rows must be the same (as multisets unless the query orders them).
+3. Overhead per query on the embedded PostgreSQL: raw psycopg (one open autocommit connection,
    execute + fetchall) versus ``PostgresDatabase.execute`` (pool, read-only transaction, timeout,
    extended protocol, typed result) versus ``run_guarded`` (guard + execute), median and p95 in µs.
 
@@ -66,6 +68,53 @@ def bench_throughput(sqls: list[str], repeats: int, progress) -> dict:
     return {"statements": n, "rejected": rejected, "repeats": repeats,
             "guard_stmts_per_s": n / g, "guard_us_per_stmt": g / n * 1e6, "guard_stmts_per_cpu_s": n / gc,
             "sqlglot_parse_stmts_per_s": n / p, "sqlglot_parse_stmts_per_cpu_s": n / pc}
+
+
+def _run_sqlite(path: Path, sql: str, timeout_s: float = 10.0) -> tuple[str, object]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
+    deadline = time.perf_counter() + timeout_s
+    conn.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 10_000)
+    try:
+        return "ok", conn.execute(sql).fetchall()
+    except sqlite3.Error as e:
+        return "error", f"{type(e).__name__}: {e}"
+    finally:
+        conn.close()
+
+
+def bench_equivalence(progress) -> dict:
+    """Run each gold query as written and as the guard regenerates it; the rows must be the same."""
+    from actsagent.guard import check_sql
+
+    items = []
+    for bench in ("spider_dev", "bird_dev"):
+        for q in json.loads((REALERRORS / bench / "questions.json").read_text()):
+            items.append((bench, q["db_id"], q["gold_sql"]))
+    task = progress.add_task("result equivalence", total=len(items))
+    out = {"executed": 0, "same": 0, "different": 0, "no_database": 0, "timeout": 0, "examples": []}
+    for bench, db_id, sql in items:
+        progress.advance(task)
+        path = REALERRORS / bench / "databases" / db_id / f"{db_id}.sqlite"
+        if not path.exists():
+            out["no_database"] += 1
+            continue
+        guarded = check_sql(sql, "sqlite", max_rows=10**9)  # a cap no result reaches: compare regeneration only
+        a, b = _run_sqlite(path, sql), _run_sqlite(path, guarded.sql)
+        if a[0] == "error" and "interrupted" in str(a[1]):
+            out["timeout"] += 1
+            continue
+        out["executed"] += 1
+        if "order by" not in sql.lower() and a[0] == b[0] == "ok":
+            a, b = ("ok", sorted(map(repr, a[1]))), ("ok", sorted(map(repr, b[1])))
+        if a == b:
+            out["same"] += 1
+        else:
+            out["different"] += 1
+            out["examples"].append([bench, sql[:200], guarded.sql[:200]])
+    return out
 
 
 def ensure_bench_db() -> str:
@@ -153,6 +202,7 @@ def main() -> None:
     sqls = gold_sql()
     with Progress(transient=True) as progress:
         tp = bench_throughput(sqls, args.repeats, progress)
+        eq = bench_equivalence(progress)
         rows = bench_overhead(args.iterations, progress)
 
     summary = {"guard statements/s (sqlite, Spider+BIRD gold)": round(tp["guard_stmts_per_s"], 1),
@@ -160,7 +210,10 @@ def main() -> None:
                "guard µs/statement (wall)": round(tp["guard_us_per_stmt"], 1),
                "gold SQL rejected": tp["rejected"],
                "sqlglot parse-only statements/s": round(tp["sqlglot_parse_stmts_per_s"], 1),
-               "sqlglot parse-only statements per CPU-second": round(tp["sqlglot_parse_stmts_per_cpu_s"], 1)}
+               "sqlglot parse-only statements per CPU-second": round(tp["sqlglot_parse_stmts_per_cpu_s"], 1),
+               "gold SQL executed as written and as regenerated": eq["executed"],
+               "... same rows": eq["same"], "... different rows": eq["different"],
+               "gold SQL without a database here (BIRD: 3 of 11 dbs)": eq["no_database"]}
     for method in ("PostgresDatabase.execute", "run_guarded"):
         over = [r["overhead_median_us"] for r in rows if r["method"] == method]
         summary[f"{method} median overhead vs raw psycopg, µs (median over queries)"] = round(statistics.median(over), 1)
@@ -172,7 +225,9 @@ def main() -> None:
         tables=[ReportTable(title="Overhead per query (µs)", columns=["query", "method", "median", "p95",
                                                                      "median overhead vs raw"],
                             rows=[[r["query"], r["method"], round(r["median_us"], 1), round(r["p95_us"], 1),
-                                   round(r["overhead_median_us"], 1)] for r in rows])],
+                                   round(r["overhead_median_us"], 1)] for r in rows]),
+                ReportTable(title="Gold SQL whose regenerated form returns different rows",
+                            columns=["benchmark", "gold SQL", "regenerated"], rows=eq["examples"][:20])],
         notes=["Guard time covers parse, checks, LIMIT injection, regeneration and the second parse and check "
                "of the regenerated SQL.",
                "Raw psycopg: one open autocommit connection, execute + fetchall, simple protocol. "
