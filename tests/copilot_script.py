@@ -58,7 +58,7 @@ def copilot_model(sql_for: dict[str, str] | None = None, *, answer: str | None =
             raise fail_with
         text = _ask(messages)
         name = response_model.__name__ if response_model else None
-        revenue = "revenue" in text.split("Schema:")[0].lower()
+        revenue = "revenue" in text.split("Schema:")[0].split("Earlier in this conversation")[0].lower()
         if name == "PlannerReply":
             phase = re.search(r"Phase: (\w+)", text)
             phase = phase.group(1) if phase else "initial"

@@ -265,3 +265,24 @@ def test_access_token_and_request_checks(demo_db, tmp_path):
                        params={"token": "s3cret"}).status_code == 404
     assert client.post("/api/conversations", json={"title": "x" * 500},
                        params={"token": "s3cret"}).status_code == 422
+
+
+def test_copilot_runs_as_a_read_only_role(pg_db, tmp_path):
+    import uuid
+
+    from actsagent.db.roles import provision_readonly_role
+
+    role = f"ro_{uuid.uuid4().hex[:10]}"
+    info = provision_readonly_role(pg_db, role)
+    client = _client(info.url, tmp_path)  # `actsagent serve --db <the role's URL>`
+    try:
+        cid = _conversation(client)
+        _, events = _run(client, cid, "SELECT name FROM customers ORDER BY id")
+        assert _one(events, "result")["data"]["result"]["rows"] == [["Ada"], ["Bob"], ["Chloe"]]
+        assert client.get("/api/status").json()["database_ok"] is True
+    finally:
+        client.app.state.db.close()
+        with psycopg.connect(pg_db.url, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role])
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE "{role}"')

@@ -132,6 +132,8 @@ class TreeBuilder:
         detail = _detail(d)
         if detail:
             node.detail = detail
+        elif d.get("status") == "skipped":
+            node.detail = "not explored: another branch was chosen"
         out = d.get("output")
         sql = out.get("sql") if isinstance(out, dict) else None
         if isinstance(sql, str) and sql.strip():

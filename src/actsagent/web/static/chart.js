@@ -17,7 +17,7 @@
     var err = (count * step) / span;
     if (err <= 0.15) step *= 10; else if (err <= 0.35) step *= 5; else if (err <= 0.75) step *= 2;
     var start = Math.floor(lo / step) * step, ticks = [];
-    for (var v = start; v <= hi + step * 0.5; v += step) ticks.push(Math.round(v / step) * step);
+    for (var v = start; v < hi + step * 0.999; v += step) ticks.push(Math.round(v / step) * step);
     return ticks;
   }
 
@@ -75,7 +75,7 @@
 
   function line(spec, view) {
     var rows = view.rows, data = series(spec, view), n = rows.length;
-    var W = 640, H = 260, L = 56, R = 16, T = spec.y.length > 1 ? 28 : 14, B = 44;
+    var W = 640, H = 260, L = 56, R = 34, T = spec.y.length > 1 ? 28 : 14, B = 44;
     var all = [].concat.apply([], data).filter(function (v) { return v !== null; });
     var ticks = niceTicks(Math.min.apply(null, all), Math.max.apply(null, all), 5);
     var lo = ticks[0], hi = ticks[ticks.length - 1];
