@@ -123,6 +123,12 @@ def test_rejections_name_the_rule_and_a_fix(sql, rule, words):
     assert words in r.reason
 
 
+def test_parse_rejections_point_at_the_token():
+    sql = "SELECT a,\n  b FROM t WHERE x = 1 garbage"
+    r = check_sql(sql, "postgres")
+    assert r.rule == "parse" and r.offending == "garbage" and sql[r.position - 1:].startswith("garbage")
+
+
 def test_reviewed_functions_pass_and_extra_functions_extend_the_list():
     ok = check_sql("SELECT to_char(d, 'YYYY'), date_part('year', d), string_agg(n, ','), pg_catalog.lower(n) "
                    "FROM t GROUP BY d", "postgres")
@@ -247,3 +253,10 @@ def test_regenerated_gold_sql_returns_the_same_rows():
         assert a == b, (q["gold_sql"], guarded.sql)
         checked += 1
     assert checked == len(questions) > 250
+
+
+def test_allow_and_deny_lists_do_not_overlap():
+    from actsagent.guard import ALLOWED, denied_reason
+
+    overlap = {(d, f) for d, names in ALLOWED.items() for f in names if denied_reason(f)}
+    assert overlap == set()

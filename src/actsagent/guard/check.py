@@ -56,9 +56,9 @@ logging.getLogger("sqlglot").addFilter(_trap)
 
 
 class _Refused(Exception):
-    def __init__(self, rule: str, reason: str, offending: str | None = None) -> None:
+    def __init__(self, rule: str, reason: str, offending: str | None = None, position: int | None = None) -> None:
         super().__init__(reason)
-        self.rule, self.reason, self.offending = rule, reason, offending
+        self.rule, self.reason, self.offending, self.position = rule, reason, offending, position
 
 
 def check_sql(sql: str, dialect: str, policy: Policy | None = None,
@@ -84,7 +84,8 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None,
         out = _generate(tree, dialect)
         _check_regenerated(out, dialect, policy)
     except _Refused as r:
-        return GuardRejection(original=sql, dialect=dialect, rule=r.rule, reason=r.reason, offending=r.offending)
+        return GuardRejection(original=sql, dialect=dialect, rule=r.rule, reason=r.reason, offending=r.offending,
+                              position=r.position)
     except RecursionError:
         return GuardRejection(original=sql, dialect=dialect, rule="too_complex",
                               reason="the query is nested too deeply to check; flatten it (fewer nested "
@@ -105,7 +106,8 @@ def _parse_one(sql: str, dialect: str) -> exp.Expression:
         where = f" (line {first.get('line')}, column {first.get('col')})" if first.get("line") else ""
         desc = str(first.get("description") or e).splitlines()[0]
         raise _Refused("parse", f"the SQL does not parse as {dialect}: {desc}{where}; "
-                                "fix the syntax and send one complete statement") from e
+                                "fix the syntax and send one complete statement",
+                       offending=first.get("highlight") or None, position=_position(sql, first)) from e
     except TokenError as e:
         raise _Refused("parse", f"the SQL cannot be tokenized as {dialect}: {str(e).splitlines()[0]} "
                                 "(unterminated string, quoted name or comment?)") from e
@@ -124,6 +126,15 @@ def _parse_one(sql: str, dialect: str) -> exp.Expression:
         kind = _kind(tree)
         raise _Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
     return tree
+
+
+def _position(sql: str, error: dict) -> int | None:
+    """1-based offset of the token sqlglot complains about (it reports the token's last line and column)."""
+    line, col, token = error.get("line"), error.get("col"), error.get("highlight") or ""
+    if not isinstance(line, int) or not isinstance(col, int) or line < 1:
+        return None
+    start = sum(len(x) + 1 for x in sql.split("\n")[:line - 1]) + col - len(token) + 1
+    return start if 1 <= start <= len(sql) else None
 
 
 def _generate(tree: exp.Expression, dialect: str) -> str:

@@ -64,6 +64,7 @@ class GuardRejection(BaseModel, frozen=True):
     rule: str  # short code: parse, empty, multiple_statements, not_read_only, write, select_into, ...
     reason: str
     offending: str | None = None  # the function, statement kind or clause refused
+    position: int | None = None  # 1-based character offset in ``original`` (parse errors)
 
     def describe(self) -> str:
         return f"guard rejected the SQL ({self.rule}): {self.reason}"
