@@ -265,9 +265,11 @@ def _to_run(rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: C
         verdict = n.verdict
     statements = [sql] if isinstance(sql, str) else list(sql or [])
     result: QueryResult | DbError | None = None
+    t_final = time.perf_counter()
     if statements and not paused:
         results, _ = execute_statements(rt.ctx, statements)
         result = results[-1] if results else None
+    final_ms = (time.perf_counter() - t_final) * 1000
     c = state.get("counters") or {}
     wall = (time.perf_counter() - t0) * 1000
     llm_this_call = rt.ctx.meter.total.llm_ms - llm0
@@ -280,5 +282,6 @@ def _to_run(rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: C
                        completion_tokens=int(c.get("completion_tokens", 0)), cost_usd=float(c.get("cost_usd", 0.0)),
                        llm_ms=float(c.get("llm_ms", 0.0))),
         framework_ms=max(0.0, wall - llm_this_call), wall_ms=wall,
+        timings={"probe_ms": float(c.get("probe_ms", 0.0)), "final_ms": final_ms},
         notes=[*notes, *state.get("notes", [])], model_failures=list(state.get("failures", [])),
         pending_clarification=paused, thread_id=tid)

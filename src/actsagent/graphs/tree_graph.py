@@ -120,7 +120,9 @@ def _save(state: TreeState, tree: PlanTree) -> None:
 def _plan(rt: Runtime, state: TreeState) -> None:
     sql = state["original_sql"]
     if sql:
+        t0 = time.perf_counter()
         first = run_sql(RunSqlInput(sql=sql), rt.ctx)
+        state["counters"]["probe_ms"] = (time.perf_counter() - t0) * 1000
         state["original_result"] = first.summary()
         first_error = first.error
         first_empty = first.ok and first.last.empty

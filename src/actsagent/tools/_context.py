@@ -79,6 +79,7 @@ class ToolContext:
     meter: UsageMeter = field(default_factory=UsageMeter)
     max_rows: int = 50
     schema_text: str | None = None
+    exec_cache: dict[Any, Any] = field(default_factory=dict)  # statements -> results, see run_sql
 
     def active_policy(self) -> Policy:
         from actsagent.guard import Policy

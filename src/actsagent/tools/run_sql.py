@@ -8,6 +8,8 @@ the database (when the engine supports one), so trying candidates never alters t
 
 from __future__ import annotations
 
+import time
+
 from pydantic import BaseModel, Field, field_validator
 
 from actsagent.db import DbError, QueryResult
@@ -55,15 +57,38 @@ def execute_statements(ctx: ToolContext, statements: list[str], *, isolate: bool
 
     policy = ctx.active_policy()
     writes = ctx.sandbox_mode and any(not _is_read(s) for s in statements)
-    if writes and isolate and ctx.db.dialect == "postgres" and getattr(ctx.db, "writable", False):
-        from actsagent.db.sandbox import sandbox
+    isolated = writes and isolate and ctx.db.dialect == "postgres" and getattr(ctx.db, "writable", False)
+    # Within one run the data only changes through isolated copies, so equal statements give equal
+    # results: the plan's first look, a run_sql node and the final result share one execution.
+    key = (policy.name, tuple(s.strip().rstrip(";").strip() for s in statements))
+    if (isolated or not writes) and key in ctx.exec_cache:
+        return ctx.exec_cache[key]
+    if isolated:
+        out = (_run_isolated(ctx, statements, policy, run_guarded), True)
+    else:
+        out = (_run_all(ctx.db, statements, policy, run_guarded), False)
+    if isolated or not writes:
+        ctx.exec_cache[key] = out
+    return out
 
+
+def _run_isolated(ctx: ToolContext, statements: list[str], policy, run_guarded) -> list[QueryResult | DbError]:
+    from actsagent.db.sandbox import sandbox
+    from actsagent.errors import DatabaseUnavailable
+
+    for attempt in range(4):
         try:
             with sandbox(ctx.db, limits=ctx.db.limits) as copy:
-                return _run_all(copy, statements, policy, run_guarded), True
+                return _run_all(copy, statements, policy, run_guarded)
+        except DatabaseUnavailable as e:
+            # terminated sessions of the source take a moment to exit; CREATE DATABASE ... TEMPLATE
+            # refuses while they linger
+            if "being accessed by other users" not in str(e) or attempt == 3:
+                raise
+            time.sleep(0.2 * (attempt + 1))
         finally:
             _drop_dead_connections(ctx.db)
-    return _run_all(ctx.db, statements, policy, run_guarded), False
+    raise AssertionError("unreachable")
 
 
 def _drop_dead_connections(db) -> None:
