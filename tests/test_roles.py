@@ -52,6 +52,7 @@ def test_role_reads_and_cannot_write_even_without_the_guard(pg_db, role_name):
             "SET default_transaction_read_only = off; INSERT INTO customers (name) VALUES ('mallory')",
             "SET default_transaction_read_only = off; DELETE FROM orders",
             "SET default_transaction_read_only = off; CREATE TABLE public.stolen (id int)",
+            "SET default_transaction_read_only = off; CREATE TEMP TABLE scratch (id int)",
             "SELECT set_config('default_transaction_read_only', 'off', false)",
             "SELECT * FROM customers WHERE set_config('app.tenant_id', '2', true) IS NOT NULL",
         ]
@@ -70,6 +71,28 @@ def test_role_reads_and_cannot_write_even_without_the_guard(pg_db, role_name):
         row = admin.execute("SELECT rolconnlimit, rolsuper, rolcanlogin FROM pg_roles WHERE rolname = %s",
                             [role_name]).fetchone()
         assert row == (3, False, True)
+
+
+def test_other_login_roles_keep_what_public_loses(pg_db, role_name):
+    other = role_name.replace("ro_", "app_")
+    with psycopg.connect(pg_db.url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{other}" LOGIN')
+    try:
+        provision_readonly_role(pg_db, role_name)
+        with _as_role(_with_user(pg_db.url, other)) as conn:
+            assert conn.execute("SELECT set_config('app.x', '1', false)").fetchone()[0] == "1"
+            conn.execute("CREATE TEMP TABLE scratch (id int)")
+    finally:
+        with psycopg.connect(pg_db.url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [other])
+            admin.execute(f'DROP OWNED BY "{other}"')
+            admin.execute(f'DROP ROLE "{other}"')
+
+
+def _with_user(url: str, user: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    info["user"] = user
+    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
 
 
 def test_role_statement_timeout_stops_a_slow_query(pg_db, role_name):

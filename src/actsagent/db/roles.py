@@ -5,7 +5,9 @@ SQL arrives. The role gets USAGE and SELECT on the chosen schemas and nothing el
 (default_transaction_read_only, statement_timeout, idle_in_transaction_session_timeout) are a
 second layer a session could change with SET, which is why the grants, not the settings, carry the
 weight. EXECUTE on set_config is revoked from PUBLIC (per database), so a SELECT cannot flip a
-setting that a row-level-security policy reads; roles that had it through PUBLIC get it back.
+setting that a row-level-security policy reads. TEMPORARY on the database is revoked from PUBLIC
+the same way, so a session that SETs the read-only default off still has nowhere to write. Login
+roles that had either privilege through PUBLIC get it back by name (superusers bypass both).
 
 Provisioning is idempotent: rerunning it resets the role to exactly this state.
 """
@@ -121,18 +123,39 @@ def _provision(conn: psycopg.Connection, url: str, role: str, schemas: list[str]
                                     [schema]).fetchone()[0]
         # 5. set_config: revoke from PUBLIC, first giving it back to the login roles that had it that way
         if _public_can_execute_set_config(conn):
-            keep = conn.execute(
-                "SELECT r.rolname FROM pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper AND r.rolname <> %s "
-                "AND r.rolname NOT LIKE 'pg\\_%%' "
-                "AND coalesce(shobj_description(r.oid, 'pg_authid'), '') <> %s", [role, ROLE_MARKER]).fetchall()
-            for (other,) in keep:
+            for (other,) in _other_login_roles(conn, role):
                 conn.execute(pgsql.SQL("GRANT EXECUTE ON FUNCTION " + _SET_CONFIG + " TO {}").format(
                     pgsql.Identifier(other)))
             conn.execute("REVOKE EXECUTE ON FUNCTION " + _SET_CONFIG + " FROM PUBLIC")
         conn.execute(pgsql.SQL("REVOKE EXECUTE ON FUNCTION " + _SET_CONFIG + " FROM {}").format(ident))
+        # 6. temporary tables: PUBLIC may create them by default, which a session that SETs the read-only
+        #    default off could use as scratch space; same revoke-and-give-back as set_config
+        db_ident = pgsql.Identifier(dbname)
+        if _public_has_temp(conn):
+            for (other,) in _other_login_roles(conn, role):
+                conn.execute(pgsql.SQL("GRANT TEMPORARY ON DATABASE {} TO {}").format(db_ident, pgsql.Identifier(other)))
+            conn.execute(pgsql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM PUBLIC").format(db_ident))
+        conn.execute(pgsql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM {}").format(db_ident, ident))
     return RoleInfo(role=role, database=dbname, url=_role_url(url, role, password), schemas=schemas,
                     tables_granted=granted, statement_timeout_s=timeout_s, idle_in_transaction_timeout_s=idle_s,
                     connection_limit=conn_limit, created=not exists)
+
+
+def _other_login_roles(conn: psycopg.Connection, role: str) -> list[tuple[str]]:
+    """Login roles that keep privileges PUBLIC loses: not superusers (they bypass), not our read-only roles."""
+    return conn.execute(
+        "SELECT r.rolname FROM pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper AND r.rolname <> %s "
+        "AND r.rolname NOT LIKE 'pg\\_%%' "
+        "AND coalesce(shobj_description(r.oid, 'pg_authid'), '') <> %s", [role, ROLE_MARKER]).fetchall()
+
+
+def _public_has_temp(conn: psycopg.Connection) -> bool:
+    acl = conn.execute("SELECT datacl IS NULL FROM pg_database WHERE datname = current_database()").fetchone()
+    if acl and acl[0]:
+        return True  # NULL acl: the default grants CONNECT and TEMPORARY to PUBLIC
+    return bool(conn.execute(
+        "SELECT 1 FROM pg_database d, aclexplode(d.datacl) a WHERE d.datname = current_database() "
+        "AND a.grantee = 0 AND a.privilege_type = 'TEMPORARY'").fetchone())
 
 
 def _public_can_execute_set_config(conn: psycopg.Connection) -> bool:
