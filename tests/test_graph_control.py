@@ -198,3 +198,18 @@ def test_strict_policy_never_sends_forbidden_sql(pg_db):
     assert err["error_class"] == "guard_rejected" and err["engine"] == "guard"
     assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]
     assert run.status != "solved"
+
+
+def test_plan_without_a_leaf_gets_one(pg_db):
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "PlannerReply":
+            if phase_of(messages) == "initial":
+                return {"cursor": "r", "plan": {"id": "r", "tool": "run_sql"}}  # no generate_sql leaf
+            return {"reason": "pointing nowhere", "cursor": "zzz"}  # invalid every time
+        return {"sql": GOOD} if name == "GeneratedSQL" else scores(9)
+
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    assert run.status == "solved"
+    assert [n.tool for n in run.tree.executed()] == ["run_sql", "generate_sql"]
+    assert sum(f.get("kind") == "invalid_decision" for f in run.model_failures) == 2

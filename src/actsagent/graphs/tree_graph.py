@@ -442,8 +442,9 @@ def _revise(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, targe
         state["notes"].append(f"planner revision failed after {node.id}: rolled back deterministically")
     if target is not None:
         return target.id
-    if linear and rt.model is not None:
-        return _append_leaf(tree, node)  # linear: keep going down the one path
+    if rt.model is not None and (linear or (node.tool != "generate_sql" and node.status == "done")):
+        # linear: keep going down the one path; tree: a path the plan left without a leaf gets one
+        return _append_leaf(tree, node)
     return None
 
 
