@@ -8,6 +8,7 @@ the database (when the engine supports one), so trying candidates never alters t
 
 from __future__ import annotations
 
+import logging
 import time
 
 from pydantic import BaseModel, Field, field_validator
@@ -96,7 +97,13 @@ def _drop_dead_connections(db) -> None:
     than have the next statements meet more dead connections than the driver's one retry covers."""
     pool = getattr(db, "_pool", None)
     if pool is not None and hasattr(pool, "check"):
-        pool.check()
+        log = logging.getLogger("psycopg.pool")
+        level = log.level
+        log.setLevel(logging.ERROR)  # "discarding broken connection" is the expected outcome here
+        try:
+            pool.check()
+        finally:
+            log.setLevel(level)
 
 
 def _run_all(db, statements, policy, run_guarded) -> list[QueryResult | DbError]:
