@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from actsagent.birdcritic.runner import run_benchmark
+from actsagent.birdcritic.scorer import load_scoring_keys
 from actsagent.birdcritic.systems import BaselineSystem, GoldSystem, IssueSqlSystem, baseline_models
 from actsagent.birdcritic.tasks import data_dir
 from actsagent.reporting import Report, ReportTable, ResultLog
@@ -25,12 +26,19 @@ def load_checks(task_set: str, root: Path | None = None) -> dict[str, dict[str, 
         return {str(r["instance_id"]): r for r in map(json.loads, filter(str.strip, f))}
 
 
+def _assigns_pred_result(source: str) -> bool:
+    """True when the test computes pred_query_result itself instead of reading the global."""
+    import re
+
+    return re.search(r"^\s*pred_query_result\s*=", source, re.M) is not None and "global pred_query_result" not in source
+
+
 def _records(out: Path) -> dict[str, dict[str, Any]]:
     return {str(r["instance_id"]): r for r in ResultLog(out / "results.jsonl", key="instance_id").records()}
 
 
-def compare_with_checks(ours: dict[str, dict[str, Any]], checks: dict[str, dict[str, Any]], field: str
-                        ) -> tuple[list[Any], list[list[Any]]]:
+def compare_with_checks(ours: dict[str, dict[str, Any]], checks: dict[str, dict[str, Any]], field: str,
+                        reads_pred_result: set[str] | None = None) -> tuple[list[Any], list[list[Any]]]:
     """Counts (ours, checks, agree) and the list of disagreements with our failure message."""
     ids = [i for i in checks if i in ours]
     ours_pass = {i for i in ids if ours[i].get("passed")}
@@ -40,8 +48,10 @@ def compare_with_checks(ours: dict[str, dict[str, Any]], checks: dict[str, dict[
         if (i in ours_pass) != (i in ref_pass):
             r = ours[i]
             msg = r.get("reason") or "; ".join(r.get("messages") or [])
-            diffs.append([i, checks[i].get("db_id"), "ours" if i in ours_pass else "checks/",
-                          r.get("status"), msg[:300]])
+            row = [i, checks[i].get("db_id"), "ours" if i in ours_pass else "checks/", r.get("status"), msg[:300]]
+            if reads_pred_result is not None:
+                row.insert(3, "yes" if i in reads_pred_result else "no")
+            diffs.append(row)
     return [len(ids), len(ours_pass), len(ref_pass), len(ids) - len(diffs)], diffs
 
 
@@ -51,6 +61,7 @@ def validate(out_dir: str | Path, *, sets: list[str] = ("flash", "pg530"), worke
     summary: dict[str, Any] = {}
     tables: list[ReportTable] = []
     agree_rows, base_rows = [], []
+    explained: list[str] = []
     for s in sets:
         checks = load_checks(s)
         gold = run_benchmark(s, GoldSystem(s), out / s / "gold", workers=workers, limit=limit, progress=progress)
@@ -62,12 +73,19 @@ def validate(out_dir: str | Path, *, sets: list[str] = ("flash", "pg530"), worke
                       report_name=f"BIRD-CRITIC {s} gold with pred_query_result hidden (diagnostic)")
         g, i = _records(out / s / "gold"), _records(out / s / "issue_sql")
         h = _records(out / s / "gold_hidden_pred_result")
-        (n, ours, ref, agree), diffs = compare_with_checks(g, checks, "gold_passes_tests")
+        reads = {k for k, v in load_scoring_keys(s).items()
+                 if any("pred_query_result" in tc and not _assigns_pred_result(tc) for tc in v.test_cases)}
+        (n, ours, ref, agree), diffs = compare_with_checks(g, checks, "gold_passes_tests", reads)
         agree_rows.append([s, "gold sol_sql", n, gold.summary["unsupported"], ours, ref, agree])
         if diffs:
             tables.append(ReportTable(title=f"{s}: gold disagreements with checks/",
-                                      columns=["instance_id", "db_id", "passes in", "our status", "our message"],
-                                      rows=diffs))
+                                      columns=["instance_id", "db_id", "passes in", "tests read pred_query_result",
+                                               "our status", "our message"], rows=diffs))
+            n_reads = sum(1 for d in diffs if d[3] == "yes")
+            explained.append(f"{s}: {len(diffs)} gold verdicts differ from checks/; {n_reads} of them are tasks "
+                             "whose test cases read the global pred_query_result, which the official scorer "
+                             "provides and the checks/ run did not. With it hidden (diagnostic row), the "
+                             "verdicts agree on the tasks listed in that row's 'same verdict' column.")
         (nh, oursh, refh, agreeh), diffsh = compare_with_checks(h, checks, "gold_passes_tests")
         agree_rows.append([s, "gold, pred_query_result hidden (diagnostic)", nh, gold.summary["unsupported"], oursh,
                            refh, agreeh])
@@ -104,7 +122,10 @@ def validate(out_dir: str | Path, *, sets: list[str] = ("flash", "pg530"), worke
     report = Report(name="BIRD-CRITIC scorer validation", config={"sets": list(sets), "workers": workers,
                                                                   "limit": limit, "data": str(data_dir())},
                     summary=summary, tables=tables,
-                    notes=["gold and issue_sql are references for the scorer, not systems under test.",
+                    notes=[*explained,
+                           "Multi-statement strings return their last statement's rows (psycopg2 behaviour, which "
+                           "the official scorer relies on); psycopg 3 alone returns the first result.",
+                           "gold and issue_sql are references for the scorer, not systems under test.",
                            "Sample databases hold 3 rows per table: scores are a proxy for the official metric."])
     report.write(out, stem="validation")
     return report
