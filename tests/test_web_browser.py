@@ -64,8 +64,9 @@ class _Server:
 @pytest.fixture(scope="module")
 def browser() -> Iterator:
     exe = _chromium()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=WAIT_MS)  # an agent run takes seconds on 2 shared cores
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
         yield b
@@ -200,4 +201,15 @@ def test_token_prompt_and_no_llm_banner(browser, demo_db, tmp_path):
         page.get_by_test_id("mode-run").click()
         _send(page, "SELECT count(*) AS customers FROM customers")
         expect(page.locator("[data-testid=result-table] tbody tr")).to_have_count(1)  # the stream used ?token=
+        # SQL that fails: the error is marked in the SQL, and the LLM-free agent repairs it on request
+        _send(page, "SELECT statuss, count(*) AS n FROM orders GROUP BY statuss")
+        failed = page.get_by_test_id("turn").nth(1)
+        expect(failed.get_by_test_id("error-message")).to_contain_text("statuss")
+        expect(failed.locator("mark.err-pos")).to_have_text("statuss")
+        failed.get_by_test_id("repair-sql").click()
+        repaired = page.get_by_test_id("turn").nth(2)
+        expect(repaired.get_by_test_id("user-message")).to_contain_text("Repair this SQL")
+        expect(repaired.locator("[data-testid=result-table] tbody tr")).to_have_count(3)
+        expect(repaired.get_by_test_id("final-sql")).not_to_contain_text("statuss")
+        expect(repaired.get_by_test_id("plan-node").first).to_be_visible()
         ctx.close()

@@ -93,7 +93,7 @@ def describe_db_error(err: DbError) -> str:
     where = f" (at character {err.position})" if err.position else ""
     text = f"The database rejected the SQL ({err.error_class.value}{where}): {err.message}"
     if err.hint:
-        text += f" Hint: {err.hint}"
+        text += ("" if text.endswith(".") else ".") + f" Hint: {err.hint}"
     return text
 
 
@@ -143,8 +143,8 @@ class Flow:
             log.exception("run_sql failed")
             yield from self._fail(e)
             return
-        if isinstance(res, DbError):
-            yield Step(type="final", data={"final_sql": sql, "ran": False})
+        if isinstance(res, DbError):  # show the SQL the error's position refers to
+            yield Step(type="final", data={"final_sql": res.sql or sql, "submitted_sql": sql, "ran": False})
             yield Step(type="error", message=describe_db_error(res), data=_err_data(res))
             yield Step(type="done", data={"status": "failed"})
             return

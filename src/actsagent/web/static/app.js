@@ -240,7 +240,10 @@
       case "final": st.final = d; break;
       case "result": st.result = d.result; st.resultSql = d.sql; break;
       case "answer": st.answer = d; break;
-      case "error": st.errors.push({ message: ev.message, kind: d.kind || "" }); break;
+      case "error":
+        st.errors.push({ message: ev.message, kind: d.kind || "" });
+        if (d.position) st.errorPos = d.position;
+        break;
       case "done": st.status = d.status || "done"; st.t1 = ev.ts; break;
     }
     return true;
@@ -447,6 +450,9 @@
         (navigator.clipboard ? navigator.clipboard.writeText(sql) : Promise.reject()).then(function () { e.target.textContent = "Copied"; },
           function () { toast("Copy is not available here", "info"); });
       } }),
+      st.status === "failed" && st.kind === "run" && !st.editing ?
+        h("button", { "class": "btn btn-sm btn-repair", "data-testid": "repair-sql", text: "Repair with the agent",
+                      onclick: function () { submitEdit(st, st.sql || sql, "repair"); } }) : null,
       st.status === "awaiting_clarification" || st.status === "running" ? null :
         h("button", { "class": "btn btn-ghost btn-sm", "data-testid": "edit-sql", text: "Edit & rerun", onclick: function () {
           st.editing = true; renderTurn(st);
@@ -466,9 +472,19 @@
         h("button", { "class": "btn btn-ghost btn-sm", text: "Cancel", onclick: function () { st.editing = false; renderTurn(st); } }),
         h("span", { "class": "muted small", text: "Ctrl+Enter runs" })]));
     } else {
-      sec.appendChild(h("pre", { "class": "sql", "data-testid": "final-sql", html: window.SQLHighlight.highlight(sql) }));
+      sec.appendChild(h("pre", { "class": "sql", "data-testid": "final-sql", html: markedSQL(sql, st.errorPos) }));
     }
     return sec;
+  }
+
+  // The SQL with the token at the engine's error position (1-based) marked.
+  function markedSQL(sql, pos) {
+    var hl = window.SQLHighlight.highlight;
+    if (!pos || pos < 1 || pos > sql.length) return hl(sql);
+    var i = pos - 1, m = /^("[^"]*"|'[^']*'|[\w$.]+|\S)/.exec(sql.slice(i));
+    var len = m ? m[0].length : 1;
+    return hl(sql.slice(0, i)) + '<mark class="err-pos" title="the database reports the error here">' +
+      hl(sql.slice(i, i + len)) + "</mark>" + hl(sql.slice(i + len));
   }
 
   function submitEdit(st, sql, action) {

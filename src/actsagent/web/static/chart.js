@@ -89,7 +89,9 @@
     });
     var every = Math.max(1, Math.ceil(n / 8));
     rows.forEach(function (r, i) {
-      if (i % every !== 0 && i !== n - 1) return;
+      var last = i === n - 1;
+      if (i % every !== 0 && !last) return;
+      if (!last && n - 1 - i < every * 0.6 && i !== 0) return;  // keep the last label clear of its neighbour
       svg.appendChild(el("text", { x: sx(i), y: H - B + 18, "text-anchor": "middle", "class": "ch-tick" },
         clip(String(r[spec.x]).replace(/ 00:00:00$/, ""), 12)));
     });
