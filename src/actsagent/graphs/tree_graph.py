@@ -480,9 +480,8 @@ def _ask_planner(rt: Runtime, state: TreeState, tree: PlanTree, phase: str, *, o
                 "planner", role="planner", response_model=PlannerReply, phase=phase, mode=state["mode"],
                 intent=state["intent"], original_sql=_sql_text(state["original_sql"]),
                 original_result=state["original_result"], schema=rt.ctx.schema(),
-                tools=[{"name": t.name, "purpose": t.purpose, "input": _input_fields(t.input_model)}
-                       for t in TOOLS.values()],
-                tree=tree.for_planner(), cursor=tree.cursor, options=options or [], failed=failed,
+                tools=[{"name": t.name, "purpose": t.purpose, "input": _json(t.planner_input)} for t in TOOLS.values()],
+                tree=_json(tree.for_planner()) if tree.nodes else "", cursor=tree.cursor, options=options or [], failed=failed,
                 suggested=suggested, refuted=state["refuted"][-4:], problem=problem)
         except StructuredOutputError as e:
             state["failures"].append({"phase": phase, **_fault_info(e)})
@@ -507,8 +506,9 @@ def _decide(state: TreeState, phase: str, reply: PlannerReply, rt: Runtime) -> N
         rt.emit("note", f"planner ({phase}): {reply.reason[:200]}")
 
 
-def _input_fields(model: type[BaseModel]) -> dict[str, str]:
-    return {k: (f.description or str(f.annotation).replace("typing.", "")) for k, f in model.model_fields.items()}
+def _json(obj: Any) -> str:
+    """JSON for prompts: readable SQL (no HTML escaping of < > ' as jinja's tojson does)."""
+    return json.dumps(obj, ensure_ascii=False)
 
 
 def _sql_text(sql: str | list[str] | None) -> str:

@@ -31,21 +31,27 @@ class ToolSpec:
     output_model: type[BaseModel]
     needs_llm: bool  # True: cannot run at all without a model; hybrid tools degrade instead
     purpose: str
+    planner_input: dict[str, str]  # the fields a planner sets; the rest come from context
 
 
 TOOLS: dict[str, ToolSpec] = {t.name: t for t in (
     ToolSpec("run_sql", run_sql, RunSqlInput, RunSqlOutput, False,
-             "execute SQL (a sub-query, a probe, a candidate) and see rows or the typed error"),
+             "execute SQL (a sub-query, a probe, a candidate) and see rows or the typed error",
+             {"sql": "SQL to run (default: the newest SQL on the path)"}),
     ToolSpec("inspect_columns", inspect_columns, InspectColumnsInput, InspectColumnsOutput, False,
-             "sample/distinct values, null share, min/max and formats of table.column"),
+             "sample/distinct values, null share, min/max and formats of table.column",
+             {"table": "table name", "columns": "list of column names (default: all)"}),
     ToolSpec("detect_ambiguities", detect_ambiguities, DetectAmbiguitiesInput, DetectAmbiguitiesOutput, True,
-             "find ambiguous phrases in the intent; each interpretation becomes a child branch"),
+             "find ambiguous phrases in the intent; each interpretation becomes a child branch", {}),
     ToolSpec("split_and_fix", split_and_fix, SplitAndFixInput, SplitAndFixOutput, False,
-             "split a failing query into clause-level sub-queries, localise the error, repair from that evidence"),
+             "split a failing query into clause-level sub-queries, localise the error, repair from that evidence",
+             {"sql": "the failing SQL (default: the newest SQL on the path)"}),
     ToolSpec("safeql_refine", safeql_refine, SafeqlRefineInput, SafeqlRefineOutput, False,
-             "LLM-free search over small AST edits until the query executes (unknown names, joins, values)"),
+             "LLM-free search over small AST edits until the query executes (unknown names, joins, values)",
+             {"sql": "SQL to refine (default: the newest SQL on the path)"}),
     ToolSpec("generate_sql", generate_sql, GenerateSqlInput, GenerateSqlOutput, False,
-             "leaf: minimal edit of the original SQL grounded in the path's evidence; executed and judged"),
+             "leaf: minimal edit of the original SQL grounded in the path's evidence; executed and judged",
+             {"instructions": "optional: what to change", "sql": "optional: a concrete draft to start from"}),
 )}
 
 __all__ = ["TOOLS", "Ambiguity", "ColumnProfile", "DetectAmbiguitiesInput", "DetectAmbiguitiesOutput", "ExecSummary",
