@@ -286,3 +286,19 @@ def test_copilot_runs_as_a_read_only_role(pg_db, tmp_path):
             conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role])
             conn.execute(f'DROP OWNED BY "{role}"')
             conn.execute(f'DROP ROLE "{role}"')
+
+
+def test_a_pending_clarification_survives_a_restart(demo_db, tmp_path):
+    store = tmp_path / "copilot.sqlite"
+    first = _client(demo_db, tmp_path, store_path=store, model=copilot_model())
+    cid = _conversation(first)
+    turn, events = _ask(first, cid, "What is the revenue per product category?")
+    assert events[-1]["data"]["status"] == "awaiting_clarification"
+    first.close()
+
+    second = _client(demo_db, tmp_path, store_path=store, model=copilot_model())
+    assert second.get(f"/api/turns/{turn['id']}").json()["status"] == "awaiting_clarification"
+    assert second.post(f"/api/turns/{turn['id']}/clarify", json={"answer": "2"}).status_code == 202
+    more = _events(second, turn["id"], after=events[-1]["seq"])
+    assert _one(more, "final")["data"]["final_sql"] == REVENUE_PAID
+    assert more[-1]["data"]["status"] == "done"
