@@ -3,7 +3,7 @@ and the guard: the agent never sends SQL the active policy forbids."""
 
 from __future__ import annotations
 
-import pytest
+import uuid
 
 from actsagent.agent import repair, resume
 from actsagent.graphs.models import Budget
@@ -130,14 +130,15 @@ def test_provider_outage_fails_then_resumes_from_checkpoint(pg_db):
         return simple()(messages, role, response_model)
 
     first = ScriptedChatModel(down)
-    run = repair(INTENT, BAD, pg_db, model=first, thread_id="outage-1")
+    tid = f"outage-{uuid.uuid4().hex}"
+    run = repair(INTENT, BAD, pg_db, model=first, thread_id=tid)
     assert run.status == "failed" and any("provider failed" in n for n in run.notes)
-    assert run.thread_id == "outage-1"
+    assert run.thread_id == tid
     executed_before = [n.id for n in run.tree.executed()]
     assert executed_before == ["n0"]  # run_sql finished and was checkpointed
 
     second = ScriptedChatModel(simple())
-    again = repair(INTENT, BAD, pg_db, model=second, thread_id="outage-1")
+    again = repair(INTENT, BAD, pg_db, model=second, thread_id=tid)
     assert again.status == "solved" and again.final_sql == GOOD
     roles = [c.response_model for c in second.calls]
     assert "PlannerReply" not in roles  # the plan was not redone: it continued from the checkpoint
