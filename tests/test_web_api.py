@@ -302,3 +302,37 @@ def test_a_pending_clarification_survives_a_restart(demo_db, tmp_path):
     more = _events(second, turn["id"], after=events[-1]["seq"])
     assert _one(more, "final")["data"]["final_sql"] == REVENUE_PAID
     assert more[-1]["data"]["status"] == "done"
+
+
+def test_plan_tree_keeps_why_a_branch_was_abandoned():
+    from actsagent.web.plan_tree import TreeBuilder
+
+    tb = TreeBuilder()
+    tb.apply("plan", None, "revision plan", {"data": {"tree": [
+        {"id": "n0", "parent": None, "tool": "detect_ambiguities", "description": "find ambiguities",
+         "status": "pending", "children": ["n1", "n2"]},
+        {"id": "n1", "parent": "n0", "tool": "generate_sql", "description": "reading 1", "status": "pending",
+         "children": []},
+        {"id": "n2", "parent": "n0", "tool": "generate_sql", "description": "reading 2", "status": "pending",
+         "children": []}]}})
+    assert tb.tree.roots == ["n0"] and tb.tree.nodes["n0"].children == ["n1", "n2"]
+    tb.apply("node_start", "n1", "generate_sql: reading 1", {"tool": "generate_sql"})
+    assert tb.tree.nodes["n1"].status == "running" and tb.tree.cursor == "n1"
+    tb.apply("candidate", "n1", "FAIL (semantic 4.0, entailment 3): counts refunded orders", {"passed": False})
+    tb.apply("node_end", "n1", "generate_sql refuted", {"status": "refuted", "summary": "candidate (llm): SELECT 1"})
+    n1 = tb.tree.nodes["n1"]
+    assert n1.status == "abandoned" and n1.detail.startswith("FAIL (semantic 4.0")
+    tb.apply("node_start", "n2", "generate_sql: reading 2", {})
+    tb.apply("candidate", "n2", "PASS", {"passed": True, "sql": "SELECT 2"})
+    assert tb.tree.nodes["n2"].status == "chosen" and tb.tree.nodes["n2"].sql == "SELECT 2"
+    # the run's final tree is the truth: statuses and the judge's reasons come from it
+    tb.apply("final", "n2", "solved", {"run": {"tree": {"root": "n0", "cursor": "n2", "nodes": {
+        "n0": {"id": "n0", "parent": None, "tool": "detect_ambiguities", "description": "find ambiguities",
+               "status": "done", "children": ["n1", "n2"]},
+        "n1": {"id": "n1", "parent": "n0", "tool": "generate_sql", "description": "reading 1", "status": "refuted",
+               "verdict": {"passed": False, "reasons": ["granularity: counts refunded orders"]}, "children": []},
+        "n2": {"id": "n2", "parent": "n0", "tool": "generate_sql", "description": "reading 2", "status": "accepted",
+               "children": []}}}}})
+    assert [(n.id, n.status) for n in tb.tree.nodes.values()] == [("n0", "done"), ("n1", "abandoned"),
+                                                                   ("n2", "chosen")]
+    assert tb.tree.nodes["n1"].detail == "granularity: counts refunded orders"

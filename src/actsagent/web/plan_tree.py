@@ -129,11 +129,16 @@ class TreeBuilder:
             new = _status(d["status"], node.status)
             if not (new == "pending" and node.status == "running"):  # a node_start is newer than the plan
                 node.status = new
-        detail = _detail(d)
+        verdict = d.get("verdict")
+        if d.get("status") == "refuted" and isinstance(verdict, dict):  # why the judge refuted it
+            reasons = verdict.get("reasons") or []
+            detail = "; ".join(str(r) for r in reasons[:3]) or _text(verdict.get("summary"))
+        else:
+            detail = _detail(d)
         if detail:
-            node.detail = detail
+            node.detail = detail[:600]
         elif d.get("status") == "skipped":
-            node.detail = "not explored: another branch was chosen"
+            node.detail = "you chose another reading"
         out = d.get("output")
         sql = out.get("sql") if isinstance(out, dict) else None
         if isinstance(sql, str) and sql.strip():
@@ -165,13 +170,16 @@ class TreeBuilder:
             if node.label == node.id and message:
                 node.label = message.split(": ", 1)[-1]
         elif etype == "node_end":
+            had_verdict = node.status == "abandoned" and node.detail  # the candidate event said why
             node.status = _status(data.get("status"), "done")
-            node.detail = _detail(data) or node.detail
+            if not (had_verdict and node.status == "abandoned"):
+                node.detail = _detail(data) or node.detail
         elif etype == "candidate":
             if isinstance(data.get("sql"), str):
                 node.sql = data["sql"]
             ok = data.get("passed", data.get("ok"))
             if ok is False:
+                node.status = "abandoned"  # refuted by the judge: the graph rolls back from here
                 node.detail = message or node.detail
             elif ok is True:
                 node.status = "chosen"
