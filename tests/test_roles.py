@@ -55,6 +55,8 @@ def test_role_reads_and_cannot_write_even_without_the_guard(pg_db, role_name):
             "SET default_transaction_read_only = off; CREATE TEMP TABLE scratch (id int)",
             "SELECT set_config('default_transaction_read_only', 'off', false)",
             "SELECT * FROM customers WHERE set_config('app.tenant_id', '2', true) IS NOT NULL",
+            "SELECT pg_advisory_lock(1)",
+            "SELECT pg_try_advisory_xact_lock(1, 2)",
         ]
         for sql in writes:
             with pytest.raises(psycopg.Error) as e:
@@ -81,6 +83,7 @@ def test_other_login_roles_keep_what_public_loses(pg_db, role_name):
         provision_readonly_role(pg_db, role_name)
         with _as_role(_with_user(pg_db.url, other)) as conn:
             assert conn.execute("SELECT set_config('app.x', '1', false)").fetchone()[0] == "1"
+            assert conn.execute("SELECT pg_try_advisory_lock(42)").fetchone()[0] is True
             conn.execute("CREATE TEMP TABLE scratch (id int)")
     finally:
         with psycopg.connect(pg_db.url, autocommit=True) as admin:
@@ -152,3 +155,47 @@ def test_cli_provision_role(pg_db, role_name):
     assert data["role"] == role_name and data["statement_timeout_s"] == 2 and data["schemas"] == ["public"]
     with _as_role(data["url"]) as conn:
         assert conn.execute("SHOW statement_timeout").fetchone()[0] == "2s"
+
+
+def test_hostile_corpus_sent_straight_through_the_role_changes_nothing(pg_db, role_name):
+    """Defence in depth: every statement of the guard's hostile corpus, with the guard bypassed."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_guard import load_corpus
+
+    def snapshot() -> tuple:
+        with psycopg.connect(pg_db.url) as admin:
+            return (admin.execute("SELECT * FROM customers ORDER BY id").fetchall(),
+                    admin.execute("SELECT * FROM orders ORDER BY id").fetchall(),
+                    admin.execute("SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                                  "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
+                                  "AND n.nspname NOT LIKE 'pg_temp%%' AND n.nspname NOT LIKE 'pg_toast_temp%%' "
+                                  "ORDER BY 1").fetchall(),
+                    admin.execute("SELECT rolname, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
+                                  "WHERE rolname = %s OR rolname = 'attacker'", [role_name]).fetchall(),
+                    admin.execute("SELECT last_value FROM customers_id_seq").fetchall())
+
+    info = provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2)
+    before = snapshot()
+    succeeded = []
+    for _, dialect, sql in load_corpus():
+        if dialect != "postgres":
+            continue
+        conn = _as_role(info.url)  # a fresh session each time; closed without COMMIT
+        try:
+            conn.execute(sql)
+            succeeded.append(sql)
+        except psycopg.Error:
+            pass
+        finally:
+            conn.close()
+    assert snapshot() == before
+    # some statements do run (SET, SHOW, EXPLAIN, LISTEN, reads of catalogs): none of them wrote data
+    assert succeeded and not any(s.upper().startswith(("INSERT", "UPDATE", "DELETE", "TRUNCATE")) for s in succeeded)
+    # an ordinary role may change its own defaults (the corpus tries ALTER ROLE CURRENT_USER SET ...);
+    # provisioning again resets them
+    provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2)
+    with _as_role(info.url) as conn:
+        assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"

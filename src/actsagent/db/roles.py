@@ -5,8 +5,8 @@ SQL arrives. The role gets USAGE and SELECT on the chosen schemas and nothing el
 (default_transaction_read_only, statement_timeout, idle_in_transaction_session_timeout) are a
 second layer a session could change with SET, which is why the grants, not the settings, carry the
 weight. EXECUTE on set_config is revoked from PUBLIC (per database), so a SELECT cannot flip a
-setting that a row-level-security policy reads. TEMPORARY on the database is revoked from PUBLIC
-the same way, so a session that SETs the read-only default off still has nowhere to write. Login
+setting that a row-level-security policy reads; so is EXECUTE on the advisory-lock functions.
+TEMPORARY on the database is revoked from PUBLIC the same way, so a session that SETs the read-only default off still has nowhere to write. Login
 roles that had either privilege through PUBLIC get it back by name (superusers bypass both).
 
 Provisioning is idempotent: rerunning it resets the role to exactly this state.
@@ -24,7 +24,6 @@ from pydantic import BaseModel
 from actsagent.errors import DatabaseUnavailable, UserError
 
 ROLE_MARKER = "actsagent read-only role"
-_SET_CONFIG = "pg_catalog.set_config(text, text, boolean)"
 _NAME = re.compile(r"^[a-z_][a-z0-9_$]{0,62}$")
 
 
@@ -93,7 +92,10 @@ def _provision(conn: psycopg.Connection, url: str, role: str, schemas: list[str]
         for (parent,) in conn.execute("SELECT b.rolname FROM pg_auth_members m JOIN pg_roles a ON a.oid = m.member "
                                       "JOIN pg_roles b ON b.oid = m.roleid WHERE a.rolname = %s", [role]).fetchall():
             conn.execute(pgsql.SQL("REVOKE {} FROM {}").format(pgsql.Identifier(parent), ident))
-        # 2. settings that hold whatever SQL arrives (a session can SET them back: the grants are the boundary)
+        # 2. settings that hold whatever SQL arrives. A session can SET them back, and an ordinary role may
+        #    even ALTER ROLE CURRENT_USER SET its own defaults: the grants are the boundary, provisioning
+        #    resets every default, and PostgresDatabase re-applies read-only and the timeout per transaction.
+        conn.execute(pgsql.SQL("ALTER ROLE {} RESET ALL").format(ident))
         for name, value in (("default_transaction_read_only", "on"),
                             ("statement_timeout", f"{int(timeout_s * 1000)}ms"),
                             ("idle_in_transaction_session_timeout", f"{int(idle_s * 1000)}ms")):
@@ -121,13 +123,16 @@ def _provision(conn: psycopg.Connection, url: str, role: str, schemas: list[str]
             granted += conn.execute("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                                     "WHERE n.nspname = %s AND c.relkind IN ('r','v','m','p','f')",
                                     [schema]).fetchone()[0]
-        # 5. set_config: revoke from PUBLIC, first giving it back to the login roles that had it that way
-        if _public_can_execute_set_config(conn):
-            for (other,) in _other_login_roles(conn, role):
-                conn.execute(pgsql.SQL("GRANT EXECUTE ON FUNCTION " + _SET_CONFIG + " TO {}").format(
-                    pgsql.Identifier(other)))
-            conn.execute("REVOKE EXECUTE ON FUNCTION " + _SET_CONFIG + " FROM PUBLIC")
-        conn.execute(pgsql.SQL("REVOKE EXECUTE ON FUNCTION " + _SET_CONFIG + " FROM {}").format(ident))
+        # 5. set_config and the advisory-lock functions: revoke from PUBLIC, first giving them back to
+        #    the login roles that had them that way (advisory locks let a session stall other sessions)
+        others = _other_login_roles(conn, role)
+        for fn in _revoked_functions(conn):
+            if _public_can_execute(conn, fn):
+                for (other,) in others:
+                    conn.execute(pgsql.SQL("GRANT EXECUTE ON FUNCTION " + fn + " TO {}").format(
+                        pgsql.Identifier(other)))
+                conn.execute("REVOKE EXECUTE ON FUNCTION " + fn + " FROM PUBLIC")
+            conn.execute(pgsql.SQL("REVOKE EXECUTE ON FUNCTION " + fn + " FROM {}").format(ident))
         # 6. temporary tables: PUBLIC may create them by default, which a session that SETs the read-only
         #    default off could use as scratch space; same revoke-and-give-back as set_config
         db_ident = pgsql.Identifier(dbname)
@@ -158,13 +163,21 @@ def _public_has_temp(conn: psycopg.Connection) -> bool:
         "AND a.grantee = 0 AND a.privilege_type = 'TEMPORARY'").fetchone())
 
 
-def _public_can_execute_set_config(conn: psycopg.Connection) -> bool:
-    row = conn.execute("SELECT proacl FROM pg_proc WHERE oid = %s::regprocedure", [_SET_CONFIG]).fetchone()
-    if row is None or row[0] is None:
+def _revoked_functions(conn: psycopg.Connection) -> list[str]:
+    """set_config and every pg_*advisory* overload, as regprocedure text (safe to splice: from the catalog)."""
+    return [r[0] for r in conn.execute(
+        "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname = 'pg_catalog' AND (p.proname = 'set_config' OR p.proname LIKE 'pg\\_%%advisory%%') "
+        "ORDER BY 1").fetchall()]
+
+
+def _public_can_execute(conn: psycopg.Connection, fn: str) -> bool:
+    row = conn.execute("SELECT proacl IS NULL FROM pg_proc WHERE oid = %s::regprocedure", [fn]).fetchone()
+    if row is None or row[0]:
         return True  # NULL acl means the default: PUBLIC may execute
     return bool(conn.execute(
         "SELECT 1 FROM aclexplode((SELECT proacl FROM pg_proc WHERE oid = %s::regprocedure)) a "
-        "WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'", [_SET_CONFIG]).fetchone())
+        "WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'", [fn]).fetchone())
 
 
 def _role_url(admin_url: str, role: str, password: str | None) -> str:
