@@ -6,8 +6,9 @@ SQL arrives. The role gets USAGE and SELECT on the chosen schemas and nothing el
 second layer a session could change with SET, which is why the grants, not the settings, carry the
 weight. EXECUTE on set_config is revoked from PUBLIC (per database), so a SELECT cannot flip a
 setting that a row-level-security policy reads; so is EXECUTE on the advisory-lock functions.
-TEMPORARY on the database is revoked from PUBLIC the same way, so a session that SETs the read-only default off still has nowhere to write. Login
-roles that had either privilege through PUBLIC get it back by name (superusers bypass both).
+TEMPORARY on the database is revoked from PUBLIC the same way, so a session that SETs the
+read-only default off still has nowhere to write. Login roles that had these privileges through
+PUBLIC get them back by name (superusers bypass them anyway).
 
 Provisioning is idempotent: rerunning it resets the role to exactly this state.
 """
