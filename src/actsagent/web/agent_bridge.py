@@ -37,6 +37,8 @@ class FinalView(BaseModel):
     status: str = ""  # solved, best_effort, failed or paused
     notes: list[str] = Field(default_factory=list)
     pending: dict[str, Any] | None = None  # the clarification a paused run waits for
+    llm_calls: int = 0
+    tokens: int = 0
 
 
 def _dump(obj: Any) -> Any:
@@ -134,7 +136,10 @@ def final_view(data: dict[str, Any]) -> FinalView:
     if isinstance(raw, dict) and raw.get("ok") is False:
         error = raw.get("message")
     pending = run.get("pending_clarification") if isinstance(run.get("pending_clarification"), dict) else None
+    usage = run.get("usage") if isinstance(run.get("usage"), dict) else {}
     return FinalView(final_sql=sql if isinstance(sql, str) else None, result=result, verdict=verdict_text,
+                     llm_calls=int(usage.get("llm_calls") or 0),
+                     tokens=int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0),
                      verdict_ok=verdict_ok, best_effort=status == "best_effort", status=status,
                      error=str(error) if error else None, notes=[str(n) for n in run.get("notes") or []],
                      pending=pending)

@@ -273,4 +273,5 @@ def _err_data(err: DbError) -> dict[str, Any]:
 
 def _final_data(fv: FinalView) -> dict[str, Any]:
     return {"final_sql": fv.final_sql, "verdict": fv.verdict, "verdict_ok": fv.verdict_ok,
-            "best_effort": fv.best_effort, "notes": fv.notes[:20], "error": fv.error}
+            "best_effort": fv.best_effort, "notes": fv.notes[:20], "error": fv.error, "status": fv.status,
+            "llm_calls": fv.llm_calls, "tokens": fv.tokens}

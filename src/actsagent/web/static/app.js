@@ -309,7 +309,13 @@
       h("span", { "class": "avatar", text: "◆" }),
       h("span", { "class": "who", text: st.kind === "run" ? "Ran your SQL" : st.kind === "repair" ? "Repair" : "Copilot" }),
       h("span", { "class": "pill pill-" + st.status, "data-testid": "turn-status", text: STATUS_TEXT[st.status] + (st.status === "done" ? secs : "") }),
-      st.status === "running" ? h("span", { "class": "spinner" }) : null]));
+      st.status === "running" ? h("span", { "class": "spinner" }) : null,
+      st.status === "running" && st.steps.length ? h("span", { "class": "live-step", "data-testid": "live-step",
+        text: firstLine(st.steps[st.steps.length - 1].message || "") }) : null,
+      h("span", { "class": "spacer" }),
+      st.final && st.final.llm_calls ? h("span", { "class": "usage", title: "LLM calls and tokens this answer used",
+        text: st.final.llm_calls + " LLM call" + (st.final.llm_calls === 1 ? "" : "s") + " · " +
+              (st.final.tokens >= 1000 ? (st.final.tokens / 1000).toFixed(1) + "k" : st.final.tokens) + " tokens" }) : null]));
     if (st.llm === false && st.kind !== "run") card.appendChild(h("div", { "class": "note-llm", text: "LLM-free path (no model configured)" }));
     var plan = planSection(st);
     if (plan) card.appendChild(plan);
