@@ -218,7 +218,8 @@ def main() -> None:
                "gold SQL without a database here (BIRD: 3 of 11 dbs)": eq["no_database"]}
     for method in ("PostgresDatabase.execute", "run_guarded"):
         over = [r["overhead_median_us"] for r in rows if r["method"] == method]
-        summary[f"{method} median overhead vs raw psycopg, µs (median over queries)"] = round(statistics.median(over), 1)
+        key = f"{method} median overhead vs raw psycopg, µs (median over queries)"
+        summary[key] = round(statistics.median(over), 1)
     for method in ("raw_psycopg", "PostgresDatabase.execute", "run_guarded"):
         c = [r["client_cpu_median_us"] for r in rows if r["method"] == method]
         summary[f"{method} client CPU per query, µs (median over queries)"] = round(statistics.median(c), 1)

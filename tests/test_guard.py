@@ -67,7 +67,8 @@ def test_no_gold_sql_of_spider_and_bird_dev_is_rejected():
     ("SELECT id FROM t LIMIT 5000 OFFSET 10", "postgres", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
     ("SELECT id FROM t LIMIT 10, 5000", "sqlite", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
     ("SELECT id FROM t LIMIT 10, 5", "sqlite", "SELECT id FROM t LIMIT 5 OFFSET 10", "kept"),
-    ("SELECT id FROM t FETCH FIRST 5000 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 100 ROWS ONLY", "lowered"),
+    ("SELECT id FROM t FETCH FIRST 5000 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 100 ROWS ONLY",
+     "lowered"),
     ("SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "kept"),
     ("SELECT 1 UNION SELECT 2", "postgres", "SELECT 1 UNION SELECT 2 LIMIT 100", "added"),
     ("SELECT a FROM x EXCEPT SELECT a FROM y ORDER BY 1 LIMIT 999", "sqlite",
@@ -229,7 +230,8 @@ def test_results_round_trip_through_the_discriminated_union():
 
 
 def test_regenerated_gold_sql_returns_the_same_rows():
-    """Regeneration must not change what a query means: every 4th Spider dev query on the real SQLite files (evals/bench_guard.py runs them all)."""
+    """Regeneration must not change what a query means: every 4th Spider dev query, on the real SQLite
+    files (evals/bench_guard.py runs them all)."""
     import sqlite3
 
     questions = json.loads((REALERRORS / "spider_dev" / "questions.json").read_text())[::4]

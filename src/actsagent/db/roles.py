@@ -139,7 +139,8 @@ def _provision(conn: psycopg.Connection, url: str, role: str, schemas: list[str]
         db_ident = pgsql.Identifier(dbname)
         if _public_has_temp(conn):
             for (other,) in _other_login_roles(conn, role):
-                conn.execute(pgsql.SQL("GRANT TEMPORARY ON DATABASE {} TO {}").format(db_ident, pgsql.Identifier(other)))
+                conn.execute(pgsql.SQL("GRANT TEMPORARY ON DATABASE {} TO {}").format(
+                    db_ident, pgsql.Identifier(other)))
             conn.execute(pgsql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM PUBLIC").format(db_ident))
         conn.execute(pgsql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM {}").format(db_ident, ident))
     return RoleInfo(role=role, database=dbname, url=_role_url(url, role, password), schemas=schemas,

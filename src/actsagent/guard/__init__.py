@@ -11,5 +11,5 @@ from actsagent.guard.models import GuardedSQL, GuardRejection, GuardResult, Poli
 from actsagent.guard.run import rejection_error, run_guarded
 from actsagent.guard.split import split_statements
 
-__all__ = ["ALLOWED", "DENIED", "DENIED_PREFIXES", "DENIED_RELATIONS", "GuardRejection", "GuardResult", "GuardedSQL", "Policy",
-           "check_sql", "denied_reason", "rejection_error", "run_guarded", "split_statements"]
+__all__ = ["ALLOWED", "DENIED", "DENIED_PREFIXES", "DENIED_RELATIONS", "GuardRejection", "GuardResult", "GuardedSQL",
+           "Policy", "check_sql", "denied_reason", "rejection_error", "run_guarded", "split_statements"]
