@@ -48,7 +48,8 @@ def serve(db: str = DbOption,
         raise UserError(f"refusing to serve on {host} without an access token: pass --token (or set "
                         f"ACTSAGENT_TOKEN), or bind to 127.0.0.1")
     model = _model(no_llm)
-    allowed = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+    # DNS rebinding guard for a localhost server (Starlette compares the Host header without its port)
+    allowed = ["127.0.0.1", "localhost"] if host in ("127.0.0.1", "localhost") else None
     app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed)
     url = f"http://{'[::1]' if host == '::1' else host}:{port}/"
     console.print(f"[bold]actsagent copilot[/] on {app.state.db.label} at [link={url}]{url}[/link]"

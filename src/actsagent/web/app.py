@@ -42,7 +42,6 @@ from actsagent.web.store import ConversationStore
 
 log = logging.getLogger("actsagent.web")
 STATIC = Path(__file__).parent / "static"
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
 _NEW_TITLE = "New conversation"
 
 
@@ -74,7 +73,7 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
         handle.close()
         store.close()
 
-    app = FastAPI(title="actsagent copilot", version=__version__, lifespan=lifespan, docs_url="/api/docs",
+    app = FastAPI(title="actsagent copilot", version=__version__, lifespan=lifespan, docs_url=None,
                   openapi_url="/api/openapi.json", redoc_url=None)
     app.state.store, app.state.runner, app.state.flow, app.state.db = store, runner, flow, handle
 

@@ -210,7 +210,7 @@ class Flow:
             opts = ev.data.get("options") or ev.data.get("interpretations") or []
             data = {"question": ev.data.get("question") or ev.message,
                     "options": [_option_text(o) for o in opts]}
-        return Step(type=etype, node_id=ev.node_id, message=ev.message, data=data, tree=tree.snapshot())
+        return Step(type=etype, node_id=ev.node_id, message=ev.message, data=data, tree=tree.changes())
 
     def _final(self, question: str, fv: FinalView, db: Database) -> Iterator[Step]:
         """Rows and words for the run's final SQL; returns whether the turn has an answer."""

@@ -61,6 +61,14 @@ class TreeBuilder:
     def snapshot(self) -> PlanTree:
         return self.tree.model_copy(deep=True)
 
+    def changes(self) -> PlanTree | None:
+        """The tree if it changed since the last call, else None (events then carry no copy)."""
+        dump = self.tree.model_dump_json()
+        if dump == getattr(self, "_last", None):
+            return None
+        self._last = dump
+        return self.snapshot()
+
     def _node(self, nid: str) -> PlanNode:
         node = self.tree.nodes.get(nid)
         if node is None:
