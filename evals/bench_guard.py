@@ -42,6 +42,21 @@ def gold_sql() -> list[str]:
     return out
 
 
+def bench_throughput_postgres(repeats: int) -> dict:
+    """check_sql in the postgres dialect over BIRD mini-dev's PostgreSQL gold SQL (500 queries)."""
+    from actsagent.guard import check_sql
+
+    sqls = [q["SQL"] for q in json.loads((REALERRORS / "bird_minidev" / "mini_dev_postgresql.json").read_text())]
+    rejected = sum(not check_sql(s, "postgres").ok for s in sqls)
+    cpu = []
+    for _ in range(repeats):
+        start = time.process_time()
+        for s in sqls:
+            check_sql(s, "postgres")
+        cpu.append(time.process_time() - start)
+    return {"statements": len(sqls), "rejected": rejected, "stmts_per_cpu_s": len(sqls) / statistics.median(cpu)}
+
+
 def bench_throughput(sqls: list[str], repeats: int, progress) -> dict:
     import sqlglot
 
@@ -204,6 +219,7 @@ def main() -> None:
     sqls = gold_sql()
     with Progress(transient=True) as progress:
         tp = bench_throughput(sqls, args.repeats, progress)
+        tpg = bench_throughput_postgres(args.repeats)
         eq = bench_equivalence(progress)
         rows = bench_overhead(args.iterations, progress)
 
@@ -213,6 +229,9 @@ def main() -> None:
                "gold SQL rejected": tp["rejected"],
                "sqlglot parse-only statements/s": round(tp["sqlglot_parse_stmts_per_s"], 1),
                "sqlglot parse-only statements per CPU-second": round(tp["sqlglot_parse_stmts_per_cpu_s"], 1),
+               "guard statements per CPU-second (postgres, BIRD mini-dev PostgreSQL gold)":
+                   round(tpg["stmts_per_cpu_s"], 1),
+               "BIRD mini-dev PostgreSQL gold rejected": f'{tpg["rejected"]} of {tpg["statements"]}',
                "gold SQL executed as written and as regenerated": eq["executed"],
                "... same rows": eq["same"], "... different rows": eq["different"],
                "gold SQL without a database here (BIRD: 3 of 11 dbs)": eq["no_database"]}

@@ -262,3 +262,12 @@ def test_allow_and_deny_lists_do_not_overlap():
 
     overlap = {(d, f) for d, names in ALLOWED.items() for f in names if denied_reason(f)}
     assert overlap == set()
+
+
+def test_no_postgres_gold_sql_of_bird_minidev_is_rejected():
+    """The PostgreSQL allow-list, tried on real PostgreSQL gold SQL (BIRD mini-dev, 500 queries)."""
+    path = REALERRORS / "bird_minidev" / "mini_dev_postgresql.json"
+    questions = json.loads(path.read_text())
+    assert len(questions) == 500
+    rejected = [(q["question_id"], r.rule, r.reason) for q in questions if not (r := check_sql(q["SQL"], "postgres")).ok]
+    assert rejected == []
