@@ -94,6 +94,7 @@
       $("no-llm").classList.toggle("hidden", !!st.llm);
       $("db-down").textContent = st.database_ok ? "" : "Database unavailable: " + st.database_error;
       $("db-down").classList.toggle("hidden", !!st.database_ok);
+      if (!st.llm && S.mode === "ask" && !$("input").value) setMode("run");  // asking needs a model
       renderExamples();
     });
   }
