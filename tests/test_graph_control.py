@@ -214,3 +214,17 @@ def test_plan_without_a_leaf_gets_one(pg_db):
     assert run.status == "solved"
     assert [n.tool for n in run.tree.executed()] == ["run_sql", "generate_sql"]
     assert sum(f.get("kind") == "invalid_decision" for f in run.model_failures) == 2
+
+
+def test_bad_tool_input_from_the_planner_fails_that_node_only(pg_db):
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "PlannerReply":
+            return {"cursor": "i", "plan": {"id": "i", "tool": "inspect_columns", "input": {"table": "no_such_table"},
+                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+        return {"sql": GOOD} if name == "GeneratedSQL" else scores(9)
+
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    first = run.tree.nodes[run.tree.root]
+    assert first.status == "failed" and "no table named 'no_such_table'" in first.error
+    assert run.status == "solved"

@@ -35,7 +35,8 @@ from actsagent.llm import StructuredOutputError
 from actsagent.tools import (TOOLS, DetectAmbiguitiesOutput, GenerateSqlOutput, JudgeInput, NoModelError,
                              RunSqlInput, ToolInputError, Verdict, judge, run_sql)
 
-_MODEL_FAULTS = (StructuredOutputError, ToolInputError, ValidationError, NoModelError)
+# failures of the model (stored, drive backtracking); anything else is a bug and propagates
+_MODEL_FAULTS = (StructuredOutputError, ToolInputError, NoModelError)
 
 
 class TreeState(TypedDict, total=False):
@@ -180,7 +181,10 @@ def _execute(rt: Runtime, state: TreeState) -> None:
     t0 = time.perf_counter()
     spec = TOOLS[node.tool]
     try:
-        inp = _resolve_input(rt, state, tree, node)
+        try:
+            inp = _resolve_input(rt, state, tree, node)
+        except ValidationError as e:  # the planner wrote an input the tool cannot take
+            raise ToolInputError(_fault_text(e)) from e
         node.resolved_input = inp.model_dump(mode="json")
         out = spec.fn(inp, rt.ctx)
         node.output = out.model_dump(mode="json")
