@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from actsagent.agent import repair, resume
 from actsagent.graphs.models import Budget
 from actsagent.llm import ProviderError, ScriptedChatModel
@@ -228,3 +230,11 @@ def test_bad_tool_input_from_the_planner_fails_that_node_only(pg_db):
     first = run.tree.nodes[run.tree.root]
     assert first.status == "failed" and "no table named 'no_such_table'" in first.error
     assert run.status == "solved"
+
+
+def test_bugs_are_not_swallowed(pg_db):
+    """A broken script (a test bug, like an actsagent bug) propagates instead of becoming a model failure."""
+    from actsagent.llm import ScriptExhausted
+
+    with pytest.raises(ScriptExhausted):
+        repair(INTENT, BAD, pg_db, model=ScriptedChatModel([SIMPLE_PLAN]))
