@@ -328,12 +328,15 @@
     if (st.answer) card.appendChild(h("div", { "class": "answer-text", "data-testid": "answer-text", text: st.answer.text }));
     var sql = (st.final && st.final.final_sql) || st.resultSql;
     if (sql) card.appendChild(sqlSection(st, sql));
-    if (st.answer && st.answer.chart && st.result) {
-      var box = h("div", { "class": "chart-box", "data-testid": "chart" });
-      window.MiniChart.render(box, st.answer.chart, st.result);
-      card.appendChild(box);
+    if (st.result) {  // the rows, and beside them (or below, when the table is wide) the chart
+      var viz = h("div", { "class": "viz" }, [tableSection(st)]);
+      if (st.answer && st.answer.chart) {
+        var box = h("div", { "class": "chart-box", "data-testid": "chart" });
+        window.MiniChart.render(box, st.answer.chart, st.result);
+        viz.appendChild(box);
+      }
+      card.appendChild(viz);
     }
-    if (st.result) card.appendChild(tableSection(st));
     art.appendChild(card);
     return art;
   }
