@@ -117,6 +117,17 @@ def test_aggregate_condition_moves_to_having(db):
     assert len(_rows(db, res.refined_sql)) == 3
 
 
+def test_nested_aggregate_is_unnested(db):
+    res = _refined(db, "SELECT region FROM country GROUP BY region HAVING count(*) = "
+                       "(SELECT max(count(*)) FROM country GROUP BY region)", "aggregate")
+    assert len(_rows(db, res.refined_sql)) == 3
+
+
+def test_syntax_salvage_closes_a_cut_off_query(db):
+    res = _refined(db, "SELECT first_name FROM person WHERE age > 30 AND (last_name = 'Park' OR last_na", "syntax")
+    assert _rows(db, res.refined_sql) == [("Charlie",)]
+
+
 def test_syntax_salvage_keeps_the_first_select(db):
     res = _refined(db, "```sql\nSELECT first_name FROM person WHERE age > 40;\n```\nThis lists people.", "syntax")
     assert _rows(db, res.refined_sql) == [("Charlie",)]

@@ -36,13 +36,26 @@ def _by_position(nodes: list, failure: Failure, key=lambda x: x):
 def locate_columns(an: Analysis, failure: Failure) -> list[Resolution]:
     """Unresolved columns the error names, grouped: all occurrences of the first (innermost) one."""
     qual, name = _split_ident(failure.identifier)
-    bad = [r for r in an.unresolved() if r.status in ("missing", "unknown_qualifier")]
+    bad = unresolved = [r for r in an.unresolved() if r.status in ("missing", "unknown_qualifier")]
     if name:
         named = [r for r in bad if r.column.name.lower() == name.lower()
                  and (qual is None or (r.column.table or "").lower() == qual.lower())]
-        if not named and qual:  # "missing FROM-clause entry for table x": the identifier is the qualifier
+        if not named:  # "missing FROM-clause entry for table x": the identifier is the qualifier
             named = [r for r in bad if (r.column.table or "").lower() == name.lower()]
-        bad = named or bad
+        bad = named
+    if name and not bad:
+        # our analyzer resolved it (e.g. as an outer reference) where the engine did not: trust the engine
+        same = [c for c in an.columns() if c.name.lower() == name.lower()
+                and (qual is None or (c.table or "").lower() == qual.lower())]
+        fallback = []
+        for c in same:
+            r = an.resolve(c)
+            scope = an.scope_of(c)
+            if scope is not None:
+                src = r.source if r.source is not None and r.scope is scope and qual else None
+                fallback.append(Resolution(c, scope, "missing", src))
+        fallback.sort(key=lambda r: -r.scope.depth)
+        bad = fallback or unresolved
     bad = _by_position(bad, failure, key=lambda r: r.column)
     if not bad:
         return []

@@ -83,8 +83,9 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
     result.error_message = fail0.message if fail0 else None
     if isinstance(res0, DbError) and res0.error_class not in _REFINABLE:
         return done(why=f"{res0.error_class.value} errors are not refinable: {res0.message}")
-    if ast0 is None and not (isinstance(res0, DbError) and res0.error_class is ErrorClass.SYNTAX):
-        return done(why="the query cannot be parsed")
+    if ast0 is None and fail0 is not None:
+        # whatever the engine said about the first statement, the text must be cut down to one first
+        fail0 = Failure(ErrorClass.SYNTAX.value, res0 if isinstance(res0, DbError) else None)
 
     if catalog is None:
         t0 = time.perf_counter()

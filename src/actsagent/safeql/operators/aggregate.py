@@ -1,5 +1,7 @@
-"""Aggregate placement refinement: a condition on an aggregate written in WHERE moves to HAVING
-(SQLite: "misuse of aggregate"; PostgreSQL: "aggregate functions are not allowed in WHERE")."""
+"""Aggregate refinement: a condition on an aggregate written in WHERE moves to HAVING, and a nested
+aggregate such as ``MAX(COUNT(*))`` becomes an aggregate over a grouped derived table, or the
+grouped count ordered with LIMIT 1 (SQLite: "misuse of aggregate"; PostgreSQL: "aggregate functions
+are not allowed in WHERE" / "aggregate function calls cannot be nested")."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from actsagent.safeql.operators.base import Context, Failure, Proposal
 
 name = "aggregate"
 handles = frozenset({"other"})
-_MESSAGES = ("misuse of aggregate", "aggregate functions are not allowed in where")
+_MESSAGES = ("misuse of aggregate", "aggregate functions are not allowed in where",
+             "aggregate function calls cannot be nested")
 
 
 def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
@@ -29,7 +32,7 @@ def _has_own_aggregate(e: exp.Expression) -> bool:
 def propose(ctx: Context, failure: Failure) -> list[Proposal]:
     if ctx.ast is None or not any(m in failure.message.lower() for m in _MESSAGES):
         return []
-    out = []
+    out = _unnest(ctx)
     for select in ctx.ast.find_all(exp.Select):
         where = select.args.get("where")
         if where is None:
@@ -47,4 +50,60 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         moved = " AND ".join(p.sql(dialect=ctx.dialect) for p in moving)
         out.append(Proposal(new, name, "a condition on an aggregate belongs in HAVING, not WHERE",
                             f"WHERE {moved}", f"HAVING {moved}", 0.1, group="having"))
+    return out
+
+
+def _nested(select: exp.Select) -> list[tuple[exp.AggFunc, exp.AggFunc]]:
+    out = []
+    for outer in select.find_all(exp.Max, exp.Min, exp.Avg, exp.Sum):
+        inner = outer.this
+        if isinstance(inner, exp.AggFunc) and outer.find_ancestor(exp.Select) is select:
+            out.append((outer, inner))
+    return out
+
+
+def _group_for(select: exp.Select) -> list[exp.Expression] | None:
+    """The GROUP BY the nested aggregate means: its own, else that of the enclosing query."""
+    group = select.args.get("group")
+    if group is not None:
+        return [e.copy() for e in group.expressions]
+    outer = select.parent.find_ancestor(exp.Select) if select.parent else None
+    if outer is not None and outer.args.get("group") is not None:
+        return [e.copy() for e in outer.args["group"].expressions]
+    return None
+
+
+def _unnest(ctx: Context) -> list[Proposal]:
+    out = []
+    for select in ctx.ast.find_all(exp.Select):
+        for outer, inner in _nested(select)[:1]:
+            keys = _group_for(select)
+            if not keys:
+                continue
+            kind = type(outer).__name__.upper()
+            # 1. aggregate over a grouped derived table
+            new, (s2, o2) = copy_at(ctx.ast, select, outer)
+            sub = exp.select(exp.alias_(o2.this.copy(), "agg_value"))
+            for k in ("from_", "from", "joins", "where"):
+                if s2.args.get(k) is not None:
+                    sub.set(k, s2.args[k].copy())
+            sub.set("group", exp.Group(expressions=keys))
+            if len(s2.expressions) == 1 and s2.expressions[0] is o2 or (
+                    isinstance(s2.expressions[0], exp.Alias) and s2.expressions[0].this is o2):
+                rebuilt = exp.select(type(o2)(this=exp.column("agg_value", table="grouped")))
+                rebuilt.set("from_", exp.From(this=exp.Subquery(this=sub, alias=exp.TableAlias(
+                    this=exp.to_identifier("grouped")))))
+                s2.replace(rebuilt)
+                out.append(Proposal(new, name, f"{kind}() over {inner.sql(dialect=ctx.dialect)} needs a grouped "
+                                               "derived table", outer.sql(dialect=ctx.dialect),
+                                    f"{kind}(agg_value) FROM (... GROUP BY ...)", 0.15, group="nested"))
+            # 2. the grouped aggregate itself, ordered, first row
+            if select.args.get("group") is not None:
+                new, (s2, o2) = copy_at(ctx.ast, select, outer)
+                o2.replace(o2.this.copy())
+                s2.set("order", exp.Order(expressions=[exp.Ordered(this=inner.copy(), desc=isinstance(outer, exp.Max))]))
+                s2.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+                out.append(Proposal(new, name, f"{kind}() of a grouped {inner.sql(dialect=ctx.dialect)} is its first "
+                                               "row when ordered", outer.sql(dialect=ctx.dialect),
+                                    f"ORDER BY {inner.sql(dialect=ctx.dialect)} LIMIT 1", 0.2, group="nested"))
     return out

@@ -70,16 +70,39 @@ def salvage(text: str, dialect: str) -> list[tuple[str, str]]:
 
     if base != text.strip():
         offer(base, "removed text around the SQL (markdown, chat, LaTeX)")
+    escaped = re.sub(r"(?<=[A-Za-z])'(?=[A-Za-z])", "''", base)
+    if escaped != base and parse(base, dialect) is None:
+        offer(escaped, "escaped an apostrophe inside a string literal")
+        base = escaped if out else base
     for cut in _cuts(base, dialect):
         offer(base[:cut], "kept the first statement only")
-    if not out:  # trailing garbage: the longest prefix that parses, by whole words
-        words = [m.start() for m in re.finditer(r"\s+", base)]
-        for end in reversed(words[-60:]):
-            before = len(out)
-            offer(base[:end], "cut trailing text that is not SQL")
-            if len(out) > before:
+    if not out:  # trailing garbage or a cut-off generation: the longest prefix that parses, by whole words
+        words = [m.start() for m in re.finditer(r"\s+", base)] + [len(base)]
+        for end in reversed(words[-60:]):  # the three longest, so a bad cut still leaves shorter ones
+            offer(_close(base[:end]), "cut the text where it stops being SQL, closing what it left open")
+            if len(out) >= 3:
                 break
     return out
+
+
+_DANGLING = re.compile(r"(?:\s+(?:AND|OR|NOT|WHERE|ON|IN|BY|GROUP|ORDER|HAVING|SELECT|FROM|JOIN|INNER|LEFT|AS|LIKE|"
+                       r"BETWEEN|UNION|INTERSECT|EXCEPT|LIMIT|DESC|ASC|CASE|WHEN|THEN|ELSE)|\s*[,=<>!+\-*/(.])\s*$",
+                       re.I)
+
+
+def _close(prefix: str) -> str:
+    """Drop an unterminated quote and a dangling keyword or operator, then close open parentheses."""
+    for q in ("'", '"', "`"):
+        if prefix.count(q) % 2:
+            prefix = prefix[: prefix.rfind(q)]
+    prev = None
+    while prev != prefix:
+        prev = prefix
+        prefix = _DANGLING.sub("", prefix).rstrip()
+    open_case = len(re.findall(r"\bCASE\b", prefix, re.I)) - len(re.findall(r"\bEND\b", prefix, re.I))
+    prefix += " END" * max(0, open_case)
+    depth = prefix.count("(") - prefix.count(")")
+    return prefix + ")" * depth if depth > 0 else prefix
 
 
 def propose(ctx: Context, failure: Failure) -> list[Proposal]:
