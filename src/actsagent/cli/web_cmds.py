@@ -22,6 +22,7 @@ def register(app: typer.Typer) -> None:
 
 def _model(no_llm: bool):
     if no_llm:
+        os.environ["ACTSAGENT_NO_LLM"] = "1"  # the agent reads the same switch: no model anywhere
         return None
     from actsagent.llm import get_chat_model
 
