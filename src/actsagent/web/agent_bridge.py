@@ -67,7 +67,13 @@ class AgentBridge:
 
     @property
     def has_llm(self) -> bool:
-        return self.model is not None
+        """Whether the agent will have a model: the given one, else whatever the environment configures
+        (the agent falls back to ``get_chat_model()``), so the page never claims less than is true."""
+        if self.model is not None:
+            return True
+        from actsagent.llm import llm_available
+
+        return llm_available()
 
     def ask(self, intent: str, db: Database, *, thread_id: str, sql: str | None = None) -> Iterator[BridgeEvent]:
         """Text-to-SQL when ``sql`` is None, else repair of the analyst's SQL; both debug with the tree."""

@@ -143,7 +143,7 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
         llm_note = NO_LLM_NOTE
         if bridge.has_llm:
             cfg = getattr(model, "config", None)
-            name = cfg.model_for("planner") if cfg is not None else type(model).__name__
+            name = cfg.model_for("planner") if cfg is not None else "configured in the environment"
             llm_note = f"LLM: {name}"
         return Status(database=handle.label, dialect=dialect, database_ok=ok, database_error=err,
                       llm=bridge.has_llm, llm_note=llm_note, version=__version__)
