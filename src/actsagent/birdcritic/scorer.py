@@ -27,7 +27,7 @@ from actsagent.birdcritic.tasks import PublicTask, iter_rows, task_file
 STATEMENT_TIMEOUT = "60s"
 RECURSIVE_TIMEOUT = "15s"
 MAX_ROWS = 10_000
-TEST_CASE_TIMEOUT_S = 120.0
+TEST_CASE_TIMEOUT_S = 60.0  # the official harness gives each test case 60 s
 SESSION_OPTIONS = "-c default_text_search_config=pg_catalog.english"
 
 
@@ -58,8 +58,9 @@ def load_scoring_keys(task_set: str, *, root: Path | None = None) -> dict[str, S
 
 # --------------------------------------------------------------------------- psycopg2-like connection
 
-class CompatCursor(psycopg.Cursor):
-    """A cursor that, like psycopg2's, exposes the result of the LAST statement of a multi-statement string.
+class CompatCursor(psycopg.ClientCursor):
+    """A cursor that behaves like psycopg2's where tests can tell: parameters are bound client-side,
+    and a multi-statement string exposes the result of its LAST statement.
 
     psycopg 3 positions on the first result; gold answers such as ``DROP INDEX ...; CREATE INDEX
     ...; SELECT ...`` in one string would then yield no rows.
