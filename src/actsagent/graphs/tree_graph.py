@@ -146,7 +146,7 @@ def _plan(rt: Runtime, state: TreeState) -> None:
         tree.add_spec(fallback_plan(sql, first_error, first_empty), None)
         tree.cursor = tree.root
     _save(state, tree)
-    rt.emit("plan", "revision plan", data={"tree": tree.for_planner(), "text": tree.render_text()})
+    rt.emit("plan", "revision plan", tree=tree.for_planner(), text=tree.render_text())
     state["phase"] = "execute"
 
 
