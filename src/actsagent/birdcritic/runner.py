@@ -9,17 +9,20 @@ clean-up), as the official evaluation does. One JSON line per finished task is a
 
 from __future__ import annotations
 
+import fcntl
 import os
 import statistics
 import time
 import uuid
 from collections import Counter, defaultdict
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
 from psycopg import sql as pgsql
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from actsagent.birdcritic.scorer import ScoringKeys, load_scoring_keys, score
@@ -172,6 +175,28 @@ def run_benchmark(task_set: str, system: System, out_dir: str | Path, *, workers
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tasks = load_tasks(task_set, root=root, ids=ids, limit=limit)
+    with _exclusive(out):
+        return _run_locked(task_set, system, out, tasks, workers=workers, progress=progress, root=root,
+                           report_name=report_name, expose_pred_result=expose_pred_result)
+
+
+@contextmanager
+def _exclusive(out: Path):
+    """One writer per output folder: a second run on it waits, then resumes (and finds the work done)."""
+    with (out / ".lock").open("w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            Console(stderr=True).print(f"[yellow]{out} is being written by another run; waiting for it[/]")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask], *, workers: int, progress: bool,
+                root: Path | None, report_name: str | None, expose_pred_result: bool) -> Report:
     log = ResultLog(out / RESULTS_FILE, key="instance_id")
     _check_same_system(log, system.name)
     pending = log.pending(tasks, lambda t: t.instance_id)
