@@ -117,7 +117,7 @@ def _parse_one(sql: str, dialect: str) -> exp.Expression:
     if not stmts:
         raise _Refused("empty", "the SQL has no statement (only comments or semicolons); " + _READ_ONLY_HINT)
     if len(stmts) > 1:
-        kinds = ", ".join(_kind(s) for s in stmts)
+        kinds = ", ".join(_kind(s) for s in stmts[:5]) + (", ..." if len(stmts) > 5 else "")
         raise _Refused("multiple_statements", f"only one read-only statement is allowed; found {len(stmts)} "
                                               f"statements ({kinds}); send a single query without ';' between "
                                               "statements", offending=kinds)
@@ -159,6 +159,9 @@ def _check_tree(tree: exp.Expression, dialect: str, policy: Policy) -> None:
         root = root.this
     if not isinstance(root, _READ_ROOTS):
         kind = _kind(tree)
+        if not _is_statement(root):
+            raise _Refused("not_read_only", f"the SQL is not a query but a bare expression ({kind}); "
+                                            + _READ_ONLY_HINT, offending=kind)
         raise _Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
     for node in tree.walk():
         if isinstance(node, _WRITE_NODES):
@@ -223,6 +226,10 @@ def _check_regenerated(out: str, dialect: str, policy: Policy) -> None:
     if _generate(again, dialect) != out:
         raise _Refused("roundtrip", "the guard could not regenerate this query faithfully; simplify the query "
                                     "(unusual syntax, quoting or escapes)")
+
+
+def _is_statement(node: exp.Expression) -> bool:
+    return isinstance(node, (exp.Command, *_WRITE_NODES, *_OTHER_NODES, exp.Alias)) or isinstance(node, exp.DDL)
 
 
 def _kind(node: exp.Expression) -> str:
