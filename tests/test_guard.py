@@ -271,3 +271,15 @@ def test_no_postgres_gold_sql_of_bird_minidev_is_rejected():
     assert len(questions) == 500
     rejected = [(q["question_id"], r.rule, r.reason) for q in questions if not (r := check_sql(q["SQL"], "postgres")).ok]
     assert rejected == []
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "sqlite"])
+def test_malformed_input_is_a_rejection_never_an_exception(dialect):
+    nasty = ["\x00", "SELECT 1\x00; DROP TABLE t", ";;;", "$$", "SELECT $$unterminated", "SELECT 'a", 'SELECT "a',
+             "/* unterminated", "SELECT (((1", "SELECT 1)))", "SELECT", "WITH", "SELECT * FROM", "\u00a0\u2028",
+             "SELECT 1 FROM t WHERE x = \u2019a\u2019", "SELECT ¿?", "SELECT 1e999999", "SELECT 1 LIMIT 99999999999999999999",
+             "SELECT * FROM t LIMIT 1 OFFSET -1", "SELECT 1 UNION", "))))((((", "SELECT CAST(", "'; DROP TABLE t; --"]
+    for sql in nasty:
+        r = check_sql(sql, dialect)
+        if r.ok:  # whatever passes must be one statement regenerated from the tree
+            assert r.statements == [r.sql] and r.limit_action != "none", (sql, r)
