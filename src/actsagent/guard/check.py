@@ -122,9 +122,12 @@ def _parse_one(sql: str, dialect: str) -> exp.Expression:
                                               f"statements ({kinds}); send a single query without ';' between "
                                               "statements", offending=kinds)
     tree = stmts[0]
-    if isinstance(tree, exp.Command) or warnings:
+    if isinstance(tree, exp.Command):
         kind = _kind(tree)
         raise _Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
+    if warnings:  # sqlglot parsed it but said it skipped or guessed something: do not run a guess
+        raise _Refused("parse", f"the SQL uses syntax the guard cannot check ({warnings[0][:200]}); "
+                                "rewrite it with standard syntax")
     return tree
 
 
