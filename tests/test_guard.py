@@ -283,3 +283,9 @@ def test_malformed_input_is_a_rejection_never_an_exception(dialect):
         r = check_sql(sql, dialect)
         if r.ok:  # whatever passes must be one statement regenerated from the tree
             assert r.statements == [r.sql] and r.limit_action != "none", (sql, r)
+
+
+def test_a_sqlglot_warning_is_a_rejection_not_a_guess():
+    r = check_sql("SELECT json_extract(doc, '$.a[') FROM t", "sqlite")  # sqlglot warns and would guess the path
+    assert r.rule == "parse" and "Invalid JSON path" in r.reason
+    assert check_sql("SELECT json_extract(doc, '$.a') FROM t", "sqlite").ok
