@@ -143,6 +143,20 @@ def test_bad_input_is_a_clear_error(pg_db, sqlite_db):
         provision_readonly_role(pg_db, "ro_nobody", schemas=["nope"])
     with pytest.raises(UserError, match="PostgreSQL"):
         provision_readonly_role(sqlite_db, "ro_nobody")
+    with pytest.raises(UserError, match="superuser"):
+        provision_readonly_role(pg_db, "postgres", adopt=True)
+
+
+def test_existing_roles_are_only_reset_when_adopted(pg_db, role_name):
+    with psycopg.connect(pg_db.url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role_name}" LOGIN CREATEDB')
+    with pytest.raises(UserError, match="not made by actsagent"):
+        provision_readonly_role(pg_db, role_name)
+    info = provision_readonly_role(pg_db, role_name, adopt=True)
+    assert not info.created
+    with psycopg.connect(pg_db.url) as admin:
+        assert admin.execute("SELECT rolcreatedb FROM pg_roles WHERE rolname = %s", [role_name]).fetchone()[0] is False
+    provision_readonly_role(pg_db, role_name)  # now it is ours: no adopt needed
 
 
 def test_cli_provision_role(pg_db, role_name):

@@ -43,6 +43,8 @@ def provision_role(name: str = typer.Argument(..., help="role to create or reset
                                                 "uses trust auth on its socket and needs none)"),
                    timeout: float = typer.Option(5.0, "--timeout", help="the role's statement_timeout in seconds"),
                    connection_limit: int = typer.Option(5, "--connection-limit", min=1),
+                   adopt: bool = typer.Option(False, "--adopt", help="reset an existing role actsagent did not "
+                                              "create (it loses its memberships, attributes and settings)"),
                    json_out: bool = JsonOption) -> None:
     """Create or reset a read-only PostgreSQL login role (SELECT only, read-only default, timeouts)."""
     from actsagent.db import open_database
@@ -53,7 +55,7 @@ def provision_role(name: str = typer.Argument(..., help="role to create or reset
         if database.dialect != "postgres":
             raise UserError("read-only roles are for PostgreSQL; SQLite files are opened read-only already")
         info = provision_readonly_role(database.url, name, schemas=schema, password=password,
-                                       statement_timeout_s=timeout, connection_limit=connection_limit)
+                                       statement_timeout_s=timeout, connection_limit=connection_limit, adopt=adopt)
     finally:
         database.close()
     if json_out:

@@ -42,11 +42,14 @@ class RoleInfo(BaseModel, frozen=True):
 
 def provision_readonly_role(admin: Any, role: str, *, schemas: list[str] | tuple[str, ...] = ("public",),
                             password: str | None = None, statement_timeout_s: float = 5,
-                            idle_in_transaction_timeout_s: float = 10, connection_limit: int = 5) -> RoleInfo:
+                            idle_in_transaction_timeout_s: float = 10, connection_limit: int = 5,
+                            adopt: bool = False) -> RoleInfo:
     """Create or reset ``role`` as a read-only login on the database of ``admin``.
 
     ``admin`` is a ``PostgresDatabase`` or a connection URL with enough rights (superuser, or owner
-    of the schemas with CREATEROLE). Returns the role's connection URL.
+    of the schemas with CREATEROLE). Returns the role's connection URL. An existing role that
+    actsagent did not create is refused unless ``adopt`` (it will lose its memberships and
+    attributes); a superuser or the connected role itself is always refused.
     """
     url = admin if isinstance(admin, str) else getattr(admin, "url", None)
     if getattr(admin, "dialect", "postgres") != "postgres" or not url:
@@ -64,18 +67,25 @@ def provision_readonly_role(admin: Any, role: str, *, schemas: list[str] | tuple
         raise DatabaseUnavailable(f"cannot connect as administrator: {str(e).strip().splitlines()[0]}") from e
     with conn:
         return _provision(conn, url, role, schemas, password, statement_timeout_s,
-                          idle_in_transaction_timeout_s, connection_limit)
+                          idle_in_transaction_timeout_s, connection_limit, adopt)
 
 
 def _provision(conn: psycopg.Connection, url: str, role: str, schemas: list[str], password: str | None,
-               timeout_s: float, idle_s: float, conn_limit: int) -> RoleInfo:
+               timeout_s: float, idle_s: float, conn_limit: int, adopt: bool) -> RoleInfo:
     ident = pgsql.Identifier(role)
     dbname = conn.execute("SELECT current_database()").fetchone()[0]
     missing = [s for s in schemas if not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [s]).fetchone()]
     if missing:
         raise UserError(f"no such schema in {dbname}: {', '.join(missing)}")
-    exists = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+    exists = conn.execute("SELECT rolsuper, rolname = current_user, coalesce(shobj_description(oid, 'pg_authid'), '') "
+                          "FROM pg_roles WHERE rolname = %s", [role]).fetchone()
     if exists:
+        superuser, is_self, comment = exists
+        if superuser or is_self:
+            raise UserError(f"role {role!r} is a superuser or the role you are connected as; choose another name")
+        if comment != ROLE_MARKER and not adopt:
+            raise UserError(f"role {role!r} exists and was not made by actsagent; choose another name "
+                            "(or adopt it: it loses its memberships, attributes and settings)")
         owned = conn.execute("SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner "
                              "WHERE r.rolname = %s", [role]).fetchone()[0]
         if owned:
@@ -103,7 +113,8 @@ def _provision(conn: psycopg.Connection, url: str, role: str, schemas: list[str]
             conn.execute(pgsql.SQL("ALTER ROLE {} SET {} = {}").format(ident, pgsql.Identifier(name),
                                                                          pgsql.Literal(value)))
         # 3. nobody but owners may create objects in public
-        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'public'").fetchone():
+            conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
         conn.execute(pgsql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(pgsql.Identifier(dbname), ident))
         # 4. SELECT on the chosen schemas, now and for tables created later
         granted = 0
