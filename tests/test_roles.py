@@ -213,3 +213,18 @@ def test_hostile_corpus_sent_straight_through_the_role_changes_nothing(pg_db, ro
     provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2)
     with _as_role(info.url) as conn:
         assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+
+
+def test_only_the_chosen_schemas_are_readable(pg_db, role_name):
+    with psycopg.connect(pg_db.url, autocommit=True) as admin:
+        for schema in ("reporting", "secret"):
+            admin.execute(f"CREATE SCHEMA {schema}")
+            admin.execute(f"CREATE TABLE {schema}.t AS SELECT 1 AS x")
+    info = provision_readonly_role(pg_db, role_name, schemas=["public", "reporting"])
+    assert info.schemas == ["public", "reporting"] and info.tables_granted == 3
+    with _as_role(info.url) as conn:
+        assert conn.execute("SELECT x FROM reporting.t").fetchone() == (1,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT x FROM secret.t")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SET default_transaction_read_only = off; CREATE TABLE reporting.stolen (id int)")
