@@ -48,7 +48,7 @@ class _Node:
     mismatches: frozenset = field(compare=False, default=frozenset())
 
 
-def _failure(res, original_empty: bool) -> Failure | None:
+def _failure(res) -> Failure | None:
     if isinstance(res, DbError):
         return Failure(res.error_class.value, res)
     if res.empty:
@@ -78,7 +78,7 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
     res0 = db.execute(sql, read_only=True, max_rows=opts.max_rows, timeout_s=opts.statement_timeout_s)
     if isinstance(res0, QueryResult) and (not res0.empty or not opts.refine_empty):
         return done(status="already_ok", why="the query executes", **_rows(res0, opts))
-    fail0 = _failure(res0, False)
+    fail0 = _failure(res0)
     result.error_class = fail0.kind if fail0 else None
     result.error_message = fail0.message if fail0 else None
     if isinstance(res0, DbError) and res0.error_class not in _REFINABLE:
@@ -118,6 +118,7 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
             result.candidates_generated += len(proposals)
             kept: dict[str, int] = {}
             for p in sorted(proposals, key=lambda p: p.token_distance):
+                # type pruning first, then top-K of what survives (the paper's order)
                 child = _child(node, p, db.dialect, catalog, opts, seq, visited, result)
                 if child is None:
                     continue
@@ -125,6 +126,7 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
                     result.pruned_by_topk += 1
                     continue
                 kept[p.group] = kept.get(p.group, 0) + 1
+                visited.add(_canon(child.ast, child.sql, db.dialect))
                 heapq.heappush(heap, child)
 
     if fail0 is not None:
@@ -165,10 +167,8 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
 def _child(node: _Node, p: Proposal, dialect: str, catalog: Catalog, opts: RefineOptions, seq, visited: set[str],
            result: RefineResult) -> _Node | None:
     sql = p.extra.get("raw_sql") or p.ast.sql(dialect=dialect)
-    key = _canon(p.ast, sql, dialect)
-    if key in visited:
+    if _canon(p.ast, sql, dialect) in visited:
         return None
-    visited.add(key)
     try:
         mism = mismatch_keys(Analysis(p.ast, catalog.schema), dialect)
     except RecursionError:
