@@ -31,9 +31,9 @@ from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks
 from actsagent.birdcritic.templates import (
     TemplateInfo,
     admin_url,
-    available_extensions,
     ensure_templates,
     needed_extensions,
+    server_capabilities,
 )
 from actsagent.config import Limits
 from actsagent.db.sandbox import sandbox
@@ -101,7 +101,7 @@ class TaskRunner:
             texts += [*keys.sol_sql, *keys.test_cases]
         missing = needed_extensions(texts) - self.extensions
         if missing:
-            return f"needs {', '.join(sorted(missing))}, which this server lacks"
+            return f"needs {', '.join(sorted(missing))}, which this server lacks (extension or build feature)"
         return None
 
     def _solve(self, task: PublicTask, db: Any, schema_text: str) -> tuple[SystemOutput, str | None]:
@@ -204,7 +204,7 @@ def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask
         admin = admin_url()
         drop_orphan_copies(admin)
         templates = ensure_templates([t.db_id for t in pending], admin=admin, root=root)
-        runner = TaskRunner(system, templates, load_scoring_keys(task_set, root=root), available_extensions(admin),
+        runner = TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(admin),
                             expose_pred_result=expose_pred_result)
         _run_pool(runner, pending, log, workers=max(1, workers), progress=progress, total=len(tasks))
     records = {str(r["instance_id"]): r for r in log.records()}

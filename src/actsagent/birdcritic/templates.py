@@ -26,7 +26,21 @@ _NEEDS = {
     "hstore": re.compile(r"\bhstore\b", re.I),
     "citext": re.compile(r"\bcitext\b", re.I),
     "postgis": re.compile(r"\b(geometry|geography|postgis|ST_[A-Za-z]\w*)\b", re.I),
+    # contrib extensions, recognised by their functions (the official image ships contrib)
+    "uuid-ossp": re.compile(r"\buuid_generate_v\d", re.I),
+    "tablefunc": re.compile(r"\b(crosstab\d*|connectby|normal_rand)\s*\(", re.I),
+    "pgcrypto": re.compile(r"\b(crypt|gen_salt|pgp_sym_encrypt|pgp_sym_decrypt|digest|hmac|gen_random_bytes)\s*\(",
+                           re.I),
+    "pg_trgm": re.compile(r"\b(similarity|word_similarity|show_trgm|gin_trgm_ops|gist_trgm_ops)\b", re.I),
+    "fuzzystrmatch": re.compile(r"\b(levenshtein|soundex|metaphone|dmetaphone|difference)\s*\(", re.I),
+    "unaccent": re.compile(r"\bunaccent\s*\(", re.I),
+    "earthdistance": re.compile(r"\b(ll_to_earth|earth_distance)\s*\(", re.I),
+    "ltree": re.compile(r"\bltree\b", re.I),
+    "intarray": re.compile(r"\bgin__int_ops\b", re.I),
 }
+_CREATE_EXT = re.compile(r"CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?\"?([\w-]+)\"?", re.I)
+# Server features that are build options rather than extensions.
+_FEATURES = {"xml": re.compile(r"\b(xml\w*\s*\(|xpath\w*\s*\(|query_to_xml|table_to_xml)|::\s*xml\b", re.I)}
 
 
 class TemplateInfo(BaseModel):
@@ -65,9 +79,24 @@ def available_extensions(url: str) -> set[str]:
 
 
 def needed_extensions(texts: list[str]) -> set[str]:
-    """Extensions a task's SQL or tests refer to (PostGIS through its types and ST_ functions)."""
+    """Extensions (and build features such as ``xml``) a task's SQL or tests rely on."""
     blob = "\n".join(texts)
-    return {ext for ext, pat in _NEEDS.items() if pat.search(blob)}
+    need = {ext for ext, pat in _NEEDS.items() if pat.search(blob)}
+    need |= {m.group(1).lower() for m in _CREATE_EXT.finditer(blob)}
+    need |= {feat for feat, pat in _FEATURES.items() if pat.search(blob)}
+    return need - {"plpgsql"}
+
+
+def server_capabilities(url: str) -> set[str]:
+    """Installable extensions plus build features (``xml`` when the server has libxml)."""
+    caps = available_extensions(url) | {"plpgsql"}
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            conn.execute("SELECT xmlparse(content '<a/>')")
+            caps.add("xml")
+        except psycopg.Error:
+            pass
+    return caps
 
 
 def sample_script(db_id: str, root: Path | None = None) -> Path:
