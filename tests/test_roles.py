@@ -226,5 +226,8 @@ def test_only_the_chosen_schemas_are_readable(pg_db, role_name):
         assert conn.execute("SELECT x FROM reporting.t").fetchone() == (1,)
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("SELECT x FROM secret.t")
+        conn.execute("SET default_transaction_read_only = off")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("SET default_transaction_read_only = off; CREATE TABLE reporting.stolen (id int)")
+            conn.execute("CREATE TABLE reporting.stolen (id int)")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("CREATE TEMP TABLE scratch (id int)")
