@@ -62,10 +62,14 @@ def test_role_reads_and_cannot_write_even_without_the_guard(pg_db, role_name):
             with pytest.raises(psycopg.Error) as e:
                 conn.execute(sql)
             assert e.value.sqlstate in ("42501", "25006"), (sql, e.value.sqlstate, str(e.value))
-        # SET is not a write, and after it the role still cannot change anything
+        # SET is not a write; with the read-only default off, the grants alone refuse every write
         conn.execute("SET default_transaction_read_only = off")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("UPDATE orders SET total = 0")
+        for sql in ["UPDATE orders SET total = 0", "INSERT INTO customers (name) VALUES ('mallory')",
+                    "DELETE FROM orders", "TRUNCATE orders", "CREATE TABLE public.stolen (id int)",
+                    "CREATE TEMP TABLE scratch (id int)", "SELECT nextval('customers_id_seq')",
+                    "SELECT set_config('default_transaction_read_only', 'off', false)"]:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)
     with psycopg.connect(pg_db.url) as admin:
         assert admin.execute("SELECT count(*) FROM customers").fetchone()[0] == 3
         assert admin.execute("SELECT count(*) FROM orders").fetchone()[0] == 4
