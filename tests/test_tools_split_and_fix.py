@@ -53,3 +53,12 @@ def test_llm_repairs_from_clause_evidence(pg_db):
     assert out.repaired_sql and out.repaired_result.ok and out.repaired_result.rows == [["Ada", "150.50"]]
     assert "[per / GROUP BY/aggregates] unknown_column" in seen[0]
     assert ctx.meter.total.llm_calls == 1
+
+
+def test_recursive_cte_does_not_loop(pg_db):
+    sql = ("WITH RECURSIVE chain(id, n) AS (SELECT id, 1 FROM customers WHERE id = 1 "
+           "UNION ALL SELECT c.id, chain.n + 1 FROM customers c JOIN chain ON c.id = chain.id + 1) "
+           "SELECT id, nn FROM chain")
+    out = localise(sql, ToolContext(db=pg_db))
+    assert out.localisation.parsed and out.original_error is not None
+    assert any(s.unit == "main" and not s.ok for s in out.sub_queries)

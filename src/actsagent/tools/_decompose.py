@@ -188,13 +188,19 @@ def decompose(sql: str, dialect: str, schema: dict[str, dict[str, str]]) -> list
 def _closure(u: Unit, by_name: dict[str, Unit], stubs: dict[str, str]) -> list[str]:
     """Dependencies to define: stubbed ones directly, un-stubbable ones with their own dependencies."""
     seen: list[str] = []
+    visiting: set[str] = set()
 
     def visit(name: str) -> None:
-        if name in seen or name not in by_name:
+        # a recursive CTE refers to itself: only its stand-in can break the cycle
+        if name in seen or name in visiting or name not in by_name:
             return
+        if name not in stubs and (name == u.name or name in visiting):
+            return
+        visiting.add(name)
         if name not in stubs:
             for d in by_name[name].depends_on:
                 visit(d)
+        visiting.discard(name)
         seen.append(name)
 
     for d in u.depends_on:
