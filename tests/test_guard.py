@@ -289,3 +289,43 @@ def test_a_sqlglot_warning_is_a_rejection_not_a_guess():
     r = check_sql("SELECT json_extract(doc, '$.a[') FROM t", "sqlite")  # sqlglot warns and would guess the path
     assert r.rule == "parse" and "Invalid JSON path" in r.reason
     assert check_sql("SELECT json_extract(doc, '$.a') FROM t", "sqlite").ok
+
+
+ANALYTICS_SQL = [  # everyday PostgreSQL an analyst or a model writes: none may be refused
+    "SELECT DISTINCT ON (customer_id) customer_id, ordered_at FROM orders ORDER BY customer_id, ordered_at DESC",
+    "SELECT date_trunc('month', ordered_at) AS m, sum(total) FILTER (WHERE status = 'paid') FROM orders GROUP BY 1",
+    "SELECT to_char(ordered_at, 'YYYY-MM'), count(*) FROM orders WHERE ordered_at >= current_date - interval '30 days' "
+    "GROUP BY 1",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total), mode() WITHIN GROUP (ORDER BY status) FROM orders",
+    "SELECT EXTRACT(EPOCH FROM now() - ordered_at::timestamp) FROM orders",
+    "SELECT c.name, x.total FROM customers c CROSS JOIN LATERAL (SELECT total FROM orders o "
+    "WHERE o.customer_id = c.id ORDER BY total DESC LIMIT 1) x",
+    "SELECT d::date FROM generate_series('2024-01-01'::date, '2024-02-01'::date, interval '1 day') AS g(d)",
+    "SELECT name FROM customers WHERE name ILIKE 'a%' OR name ~* '^b' OR name SIMILAR TO 'c%'",
+    "SELECT status, country, sum(total) FROM orders o JOIN customers c ON c.id = o.customer_id "
+    "GROUP BY ROLLUP (status, country)",
+    "SELECT rank() OVER (PARTITION BY status ORDER BY total DESC NULLS LAST), lag(total) OVER w FROM orders "
+    "WINDOW w AS (ORDER BY id)",
+    "SELECT round(avg(total)::numeric, 2), width_bucket(total, 0, 200, 4) FROM orders GROUP BY 2",
+    "SELECT age(now(), created_at), justify_interval(interval '40 days'), make_date(2024, 1, 1) FROM customers",
+    "SELECT doc->>'a', doc #> '{a,b}', doc @> '{\"a\":1}'::jsonb, jsonb_array_elements(doc->'items') "
+    "FROM (SELECT '{\"a\":1}'::jsonb AS doc) s",
+    "SELECT ts_rank(to_tsvector('english', name), plainto_tsquery('english', 'ada')) FROM customers",
+    "SELECT id FROM items ORDER BY embedding <-> '[1,2,3]' LIMIT 5",
+    "SELECT split_part(name, ' ', 1), initcap(name), left(name, 2), lpad(name, 5, '*'), "
+    "regexp_replace(name, '[aeiou]', '', 'g') FROM customers",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 10) SELECT sum(n) FROM t",
+    "SELECT json_agg(c), json_build_object('n', count(*)) FROM customers c",
+    "SELECT string_agg(DISTINCT name, ', ' ORDER BY name), array_agg(id ORDER BY id) FROM customers",
+    "SELECT id, sum(total) OVER (ORDER BY ordered_at ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM orders",
+    "SELECT pg_size_pretty(pg_total_relation_size('orders')), current_setting('TimeZone'), version()",
+    "SELECT x FROM unnest(ARRAY[1,2,3]) WITH ORDINALITY AS t(x, i)",
+    "SELECT trim(both ' ' from name), position('a' in name), substring(name from 1 for 2) FROM customers",
+    "SELECT name FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id)",
+]
+
+
+@pytest.mark.parametrize("sql", ANALYTICS_SQL)
+def test_everyday_postgres_analytics_passes(sql):
+    r = check_sql(sql, "postgres")
+    assert r.ok, r
