@@ -62,3 +62,17 @@ def test_recursive_cte_does_not_loop(pg_db):
     out = localise(sql, ToolContext(db=pg_db))
     assert out.localisation.parsed and out.original_error is not None
     assert any(s.unit == "main" and not s.ok for s in out.sub_queries)
+
+
+def test_sandbox_uses_empty_temporary_tables(pg_db):
+    from actsagent.db.sandbox import sandbox
+    from actsagent.guard import Policy
+
+    with sandbox(pg_db) as box:
+        out = localise(CTE_SQL, ToolContext(db=box, policy=Policy.sandbox()))
+        main_join = next(s for s in out.sub_queries if (s.unit, s.kind) == ("main", "join"))
+        assert main_join.sql.startswith("CREATE TEMPORARY TABLE per") and "ON COMMIT DROP" in main_join.sql
+        assert main_join.ok  # checked against the empty table, independently of the broken CTE
+        assert out.localisation.failing_clauses[0] == "per: GROUP BY/aggregates"
+        # nothing is left behind
+        assert box.execute("SELECT count(*) FROM pg_class WHERE relname = 'per'").rows == [[0]]

@@ -2,9 +2,10 @@
 
 Each *unit* (the main query, every CTE, every derived table) yields clause-level queries: join,
 filter, projection, aggregation, order, and the unit itself. References to other units are
-replaced by empty stand-ins with the dependency's output columns (``WITH dep(c..) AS (SELECT
-CAST(NULL AS type).. WHERE 1 = 0)``), so every sub-query can run at the same time and each error
-belongs to one clause. Types come from sqlglot's annotation against the real schema (TEXT when
+replaced by empty stand-ins with the dependency's output columns, so every sub-query can run at
+the same time and each error belongs to one clause: empty temporary tables where the database
+is writable (a sandbox), empty CTEs (``WITH dep(c..) AS (SELECT CAST(NULL AS type).. WHERE 1 = 0)``)
+in read-only transactions, where CREATE TEMPORARY TABLE is not allowed. Types come from sqlglot's annotation against the real schema (TEXT when
 unknown). Deterministic: no LLM.
 """
 
@@ -160,27 +161,43 @@ def stub_cte(name: str, cols: list[tuple[str, str]], dialect: str) -> str:
     return f"{q(name)}({', '.join(q(c) for c, _ in cols)}) AS (SELECT {casts} WHERE 1 = 0)"
 
 
-def decompose(sql: str, dialect: str, schema: dict[str, dict[str, str]]) -> list[ClauseQuery]:
-    """All clause queries of ``sql`` with empty stand-ins for their dependencies; raises ParseError."""
+def temp_table(name: str, cols: list[tuple[str, str]], dialect: str) -> str:
+    q = lambda n: exp.to_identifier(n).sql(dialect=dialect)  # noqa: E731
+    return f"CREATE TEMPORARY TABLE {q(name)} ({', '.join(f'{q(c)} {t}' for c, t in cols)}) ON COMMIT DROP"
+
+
+def decompose(sql: str, dialect: str, schema: dict[str, dict[str, str]], *,
+              temp_tables: bool = False) -> list[ClauseQuery]:
+    """All clause queries of ``sql`` with empty stand-ins for their dependencies; raises ParseError.
+
+    ``temp_tables``: the stand-ins are empty ``CREATE TEMPORARY TABLE ... ON COMMIT DROP`` tables
+    created in the sub-query's own transaction (a script; needs a writable database); otherwise
+    they are empty CTEs, which a read-only transaction accepts.
+    """
     tree = sqlglot.parse_one(sql, read=dialect)
     units = collect_units(tree)
     by_name = {u.name: u for u in units}
-    stubs: dict[str, str] = {}
+    columns: dict[str, list[tuple[str, str]]] = {}
     for u in units:
         cols = output_columns(u, dialect, schema)
         if cols is not None:
-            stubs[u.name] = stub_cte(u.name, cols, dialect)
+            columns[u.name] = cols
+    stubs = {name: stub_cte(name, cols, dialect) for name, cols in columns.items()}
     out: list[ClauseQuery] = []
     for u in units:
-        prefix = []
+        prefix, creates = [], []
         for d in _closure(u, by_name, stubs):
-            if d in stubs:
+            if d in stubs and temp_tables:
+                creates.append(temp_table(d, columns[d], dialect))
+            elif d in stubs:
                 prefix.append(stubs[d])
             else:  # cannot stub (SELECT *): keep the real definition, at the cost of independence
                 prefix.append(f"{exp.to_identifier(d).sql(dialect=dialect)} AS ({by_name[d].select.sql(dialect=dialect)})")
         for kind, q in clause_queries(u):
             body = q.sql(dialect=dialect)
             text = f"WITH {', '.join(prefix)} {body}" if prefix else body
+            if creates:
+                text = ";\n".join([*creates, text])
             out.append(ClauseQuery(unit=u.name, kind=kind, sql=text, depends_on=list(u.depends_on)))
     return out
 

@@ -83,8 +83,9 @@ def localise(sql: str, ctx: ToolContext) -> SplitAndFixOutput:
     first = run_guarded(ctx.db, sql, policy=policy)
     err = first if isinstance(first, DbError) else None
     pos = err.position if err else None
+    temp = _temp_tables_possible(ctx)
     try:
-        queries = decompose(sql, ctx.db.dialect, _schema_map(ctx))
+        queries = decompose(sql, ctx.db.dialect, _schema_map(ctx), temp_tables=temp)
     except sqlglot.errors.ParseError as e:
         info = e.errors[0] if e.errors else {}
         if pos is None and info.get("line"):
@@ -95,8 +96,9 @@ def localise(sql: str, ctx: ToolContext) -> SplitAndFixOutput:
         return SplitAndFixOutput(original_error=err, localisation=Localisation(
             parsed=False, clause_at_error=clause, snippet=snippet, failing_clauses=[clause] if clause else [],
             message=msg))
+    run_one = (lambda q: _run_script(ctx, q.sql)) if temp else (lambda q: run_guarded(ctx.db, q.sql, policy=policy))
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda q: run_guarded(ctx.db, q.sql, policy=policy), queries))
+        results = list(pool.map(run_one, queries))
     subs = [SubQuery(unit=q.unit, kind=q.kind, sql=q.sql, depends_on=q.depends_on, ok=r.ok,
                      error=r if isinstance(r, DbError) else None) for q, r in zip(queries, results, strict=True)]
     clause, snippet = clause_at(sql, pos)
@@ -137,6 +139,27 @@ def split_and_fix(inp: SplitAndFixInput, ctx: ToolContext) -> SplitAndFixOutput:
     out.repaired_sql, out.explanation = fixed.sql, fixed.explanation
     out.repaired_result = ExecSummary.of(res if isinstance(res, QueryResult | DbError) else res)
     return out
+
+
+def _temp_tables_possible(ctx: ToolContext) -> bool:
+    """Temporary tables need a writable PostgreSQL and a policy that allows DDL (the sandbox)."""
+    return ctx.sandbox_mode and ctx.db.dialect == "postgres" and bool(getattr(ctx.db, "writable", False)) \
+        and not getattr(ctx.db, "single_statement", True)
+
+
+def _run_script(ctx: ToolContext, script: str) -> QueryResult | DbError:
+    """One transaction: create the empty temporary tables, run the sub-query; ON COMMIT DROP cleans up.
+
+    The script passes the guard's check under the active (sandbox) policy first; it is sent as one
+    execution because temporary tables live only in their session and transaction.
+    """
+    from actsagent.guard import check_sql
+    from actsagent.guard.run import rejection_error
+
+    verdict = check_sql(script, ctx.db.dialect, ctx.active_policy())
+    if not verdict.ok:
+        return rejection_error(verdict)
+    return ctx.db.execute(script, max_rows=5, read_only=False)
 
 
 def _schema_map(ctx: ToolContext) -> dict[str, dict[str, str]]:
