@@ -238,3 +238,16 @@ def test_bugs_are_not_swallowed(pg_db):
 
     with pytest.raises(ScriptExhausted):
         repair(INTENT, BAD, pg_db, model=ScriptedChatModel([SIMPLE_PLAN]))
+
+
+def test_token_budget(pg_db):
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(simple(judge_score=3)), budget=Budget(max_tokens=1500))
+    assert run.status == "best_effort" and any("tokens" in n for n in run.notes)
+    assert run.final_sql == GOOD  # the best (refuted) candidate is still returned
+
+
+def test_wall_time_budget_before_any_candidate(pg_db):
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(simple()), budget=Budget(max_wall_s=0.001))
+    assert any("wall time" in n for n in run.notes)
+    assert run.status == "failed" and run.final_sql is None  # stopped before any candidate existed
+    assert [n.tool for n in run.tree.executed()] == ["run_sql"]
