@@ -217,15 +217,15 @@ def _resolve_input(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode
     intent, original = state["intent"], state["original_sql"]
     working = _working_sql(tree, node, original)
     if node.tool == "run_sql":
-        given.setdefault("sql", working)
+        given["sql"] = given.get("sql") or working
     elif node.tool in ("split_and_fix", "safeql_refine"):
         sql = given.get("sql") or _failing_statement(tree, node, working)
         given["sql"] = sql
         if node.tool == "split_and_fix":
             given.setdefault("intent", intent)
     elif node.tool == "detect_ambiguities":
-        given.setdefault("intent", intent)
-        given.setdefault("sql", original)
+        given["intent"] = given.get("intent") or intent
+        given["sql"] = given.get("sql") or original
     elif node.tool == "generate_sql":
         draft = given.pop("sql", None) or given.get("draft_sql")
         if draft is None and rt.model is None:
