@@ -6,11 +6,13 @@ preprocess applied, under the sandbox policy. The model is *scripted* with a gen
 deterministic policy (plan run_sql -> safeql_refine -> generate_sql; generate_sql returns the
 issue SQL unchanged; the judge passes), so the figures measure the framework, not accuracy:
 graph steps, checkpointing, guard, database executions, isolated candidate copies, SafeQL.
+Mode ``branching`` scripts a tree that branches and rolls back once (detect_ambiguities with two
+readings, the first candidate refuted by the judge, the second accepted), to price the tree itself.
 
 Token counts are the scripted model's (characters / 4 of the real rendered prompts), so they
 show prompt sizes our templates produce for these tasks, not a provider's tokenizer.
 
-    python evals/bench_agent.py [--out evals/out] [--limit N] [--modes tree,fallback] [--fresh]
+    python evals/bench_agent.py [--out evals/out] [--limit N] [--modes tree,branching,fallback] [--fresh]
 
 Per-task records go to ``<out>/bench_agent.jsonl`` (resumable); the report to
 ``<out>/bench_agent.{json,md}``.
@@ -65,6 +67,41 @@ def generic_script(issue_sql: list[str]):
     return script
 
 
+def branching_script(issue_sql: list[str]):
+    """A second stand-in that exercises the tree: two readings, the first refuted, rollback, the second passes."""
+    answer_sql: str | list[str] = issue_sql[0] if len(issue_sql) == 1 else list(issue_sql)
+    judged = {"n": 0}
+
+    def script(messages: list[dict], role: str, response_model: Any) -> Any:
+        import json
+        import re
+
+        name = response_model.__name__ if response_model else ""
+        text = messages[-1]["content"]
+        if name == "PlannerReply":
+            if "Phase: initial" in text:
+                return {"reason": "two readings", "cursor": "d",
+                        "plan": {"id": "d", "tool": "detect_ambiguities", "description": "readings",
+                                 "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}]}}
+            if "Phase: select" in text:
+                m = re.search(r'set "cursor" to one of (\[.*?\])', text)
+                return {"cursor": json.loads(m.group(1))[0] if m else None}
+            m = re.search(r"nearest unexplored alternative: (n\d+)", text)
+            return {"cursor": m.group(1)} if m else {"stop": True}
+        if name == "AmbiguityReport":
+            return {"ambiguities": [{"phrase": "the request", "interpretations": [
+                {"description": "reading one"}, {"description": "reading two"}]}]}
+        if name == "GeneratedSQL":
+            return {"sql": answer_sql, "rationale": "unchanged (benchmark policy)"}
+        if name == "JudgeScores":
+            judged["n"] += 1
+            s = {"score": 3 if judged["n"] == 1 else 9, "reason": "benchmark policy"}
+            return {"columns": s, "granularity": s, "joins": s, "logic": s, "entailment": s, "issues": []}
+        return generic_script(issue_sql)(messages, role, response_model)
+
+    return script
+
+
 def run_task(task, tpl_url: str, mode: str, checkpointer: Any) -> dict[str, Any]:
     from actsagent.agent import repair
     from actsagent.db.sandbox import sandbox
@@ -78,7 +115,8 @@ def run_task(task, tpl_url: str, mode: str, checkpointer: Any) -> dict[str, Any]
         pre = work.execute_script(task.preprocess_sql, timeout_s=60) if task.preprocess_sql else []
         rec["preprocess_error"] = next((r.describe() for r in pre if not r.ok), None)
         work.schema(refresh=True)  # introspection is the harness's cost, not the agent's
-        model = ScriptedChatModel(generic_script(task.issue_sql)) if mode == "tree" else None
+        scripts = {"tree": generic_script, "branching": branching_script}
+        model = ScriptedChatModel(scripts[mode](task.issue_sql)) if mode in scripts else None
         t0 = time.perf_counter()
         run = repair(task.query, list(task.issue_sql), work, model=model, policy=Policy.sandbox(),
                      budget=Budget(max_nodes=12), checkpointer=checkpointer, thread_id=f"bench-{mode}-{task.instance_id}-{time.time_ns()}")
@@ -111,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(ROOT / "evals" / "out"))
     ap.add_argument("--limit", type=int, default=None, help="first N flash tasks (default: all 200)")
-    ap.add_argument("--modes", default="tree,fallback", help="tree (scripted model) and/or fallback (no LLM)")
+    ap.add_argument("--modes", default="tree,branching,fallback",
+                    help="tree (scripted generic policy), branching (scripted: two readings, one rollback), "
+                         "fallback (no LLM)")
     ap.add_argument("--fresh", action="store_true", help="discard earlier records instead of resuming")
     args = ap.parse_args(argv)
 
@@ -125,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
 
     os.environ["ACTSAGENT_NO_LLM"] = "1"  # "fallback" must not pick up a configured endpoint
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    bad = [m for m in modes if m not in ("tree", "fallback")]
+    bad = [m for m in modes if m not in ("tree", "branching", "fallback")]
     if bad:
-        print(f"unknown mode(s): {', '.join(bad)} (use tree, fallback)", file=sys.stderr)
+        print(f"unknown mode(s): {', '.join(bad)} (use tree, branching, fallback)", file=sys.stderr)
         return 2
     out = Path(args.out)
     log_path = out / "bench_agent.jsonl"
