@@ -117,6 +117,12 @@ def test_aggregate_condition_moves_to_having(db):
     assert len(_rows(db, res.refined_sql)) == 3
 
 
+def test_aggregate_condition_without_group_by_gets_one(db):
+    res = _refined(db, "SELECT country_id FROM person WHERE count(person_id) >= 1", "aggregate")
+    assert "GROUP BY" in res.refined_sql.upper()
+    assert _rows(db, res.refined_sql) == [("1",), ("2",), ("3",)]
+
+
 def test_nested_aggregate_is_unnested(db):
     res = _refined(db, "SELECT region FROM country GROUP BY region HAVING count(*) = "
                        "(SELECT max(count(*)) FROM country GROUP BY region)", "aggregate")

@@ -25,9 +25,15 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 def _load_model(model_path: str | None):
     from fastembed import TextEmbedding
 
-    if model_path:
-        return TextEmbedding(model_name=MODEL_NAME, specific_model_path=model_path)
-    return TextEmbedding(model_name=MODEL_NAME)  # downloads from the model hub on first use
+    from actsagent.errors import UserError
+
+    try:
+        if model_path:
+            return TextEmbedding(model_name=MODEL_NAME, specific_model_path=model_path)
+        return TextEmbedding(model_name=MODEL_NAME)  # downloads from the model hub on first use
+    except Exception as e:  # fastembed raises ValueError/OSError/onnxruntime errors alike
+        raise UserError(f"cannot load the embedding model {MODEL_NAME} "
+                        f"({model_path or 'model hub'}): {e}; set ACTSAGENT_EMBED_MODEL_PATH to a local copy") from e
 
 
 def humanize(name: str) -> str:

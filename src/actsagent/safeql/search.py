@@ -97,7 +97,9 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
     root = _Node(0.0, next(seq), sql, ast0, ref=ref0,
                  mismatches=mismatch_keys(Analysis(ast0, catalog.schema), db.dialect) if ast0 is not None else frozenset())
     heap: list[_Node] = []
-    visited = {_canon(ast0, sql, db.dialect)}
+    # a syntax error on text sqlglot reads: its regenerated form is a candidate, so remember the text only
+    syntax0 = isinstance(res0, DbError) and res0.error_class is ErrorClass.SYNTAX
+    visited = {sql.strip() if syntax0 else _canon(ast0, sql, db.dialect)}
     fallback: tuple[_Node, QueryResult] | None = None
     expansions = 0
 

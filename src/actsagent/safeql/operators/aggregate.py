@@ -34,6 +34,15 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         return []
     out = _unnest(ctx)
     for select in ctx.ast.find_all(exp.Select):
+        order = select.args.get("order")
+        if select.args.get("group") is None and order is not None and any(True for _ in order.find_all(exp.AggFunc)):
+            keys = _plain_projections(select)
+            if keys:  # ORDER BY count(*) means per group: group by what the query shows
+                new, (s2,) = copy_at(ctx.ast, select)
+                s2.set("group", exp.Group(expressions=keys))
+                shown = ", ".join(k.sql(dialect=ctx.dialect) for k in keys)
+                out.append(Proposal(new, name, "ordering by an aggregate needs groups; group by the selected "
+                                               "columns", "", f"GROUP BY {shown}", 0.15, group="group"))
         where = select.args.get("where")
         if where is None:
             continue
@@ -47,10 +56,28 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         having = s2.args.get("having")
         conds = ([having.this] if having is not None else []) + [p.copy() for p in moving]
         s2.set("having", exp.Having(this=exp.and_(*conds)))
+        if s2.args.get("group") is None:
+            keys = _plain_projections(s2)
+            if keys is None:
+                continue
+            if keys:  # HAVING needs an aggregate query: group by what the query shows
+                s2.set("group", exp.Group(expressions=keys))
         moved = " AND ".join(p.sql(dialect=ctx.dialect) for p in moving)
         out.append(Proposal(new, name, "a condition on an aggregate belongs in HAVING, not WHERE",
                             f"WHERE {moved}", f"HAVING {moved}", 0.1, group="having"))
     return out
+
+
+def _plain_projections(select: exp.Select) -> list[exp.Expression] | None:
+    """The non-aggregate expressions of the select list; None when it selects ``*``."""
+    keys = []
+    for e in select.expressions:
+        e = e.this if isinstance(e, exp.Alias) else e
+        if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+            return None
+        if not any(True for _ in e.find_all(exp.AggFunc)):
+            keys.append(e.copy())
+    return keys
 
 
 def _nested(select: exp.Select) -> list[tuple[exp.AggFunc, exp.AggFunc]]:

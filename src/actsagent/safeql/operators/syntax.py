@@ -74,6 +74,16 @@ def salvage(text: str, dialect: str) -> list[tuple[str, str]]:
     if escaped != base and parse(base, dialect) is None:
         offer(escaped, "escaped an apostrophe inside a string literal")
         base = escaped if out else base
+    # the engine refused text that a parser for this or another dialect reads: write it for this one
+    for src in dict.fromkeys((dialect, "mysql", "tsql", "postgres", "sqlite", "oracle", "bigquery")):
+        try:
+            stmts = [s for s in sqlglot.parse(base, read=src) if s is not None]
+            if len(stmts) == 1 and is_query(stmts[0]):
+                offer(stmts[0].sql(dialect=dialect), f"rewrote {src} syntax for {dialect}")
+                offer(_unwrap_set_operands(stmts[0]).sql(dialect=dialect),
+                      "removed parentheses around a UNION/INTERSECT/EXCEPT member")
+        except Exception:  # sqlglot raises parse, token and generation errors alike
+            continue
     for cut in _cuts(base, dialect):
         offer(base[:cut], "kept the first statement only")
     if not out:  # trailing garbage or a cut-off generation: the longest prefix that parses, by whole words
@@ -116,3 +126,17 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         out.append(Proposal(ast, name, why, ctx.sql[:60], sql[:60], 0.1 + 0.2 * removed, group="salvage",
                             extra={"raw_sql": sql}))
     return out
+
+
+def _unwrap_set_operands(ast):
+    """SQLite refuses ``A UNION (SELECT ...)``: the parenthesised member becomes a plain one."""
+    from sqlglot import exp
+
+    ast = ast.copy()
+    for op in ast.find_all(exp.SetOperation):
+        for key in ("this", "expression"):
+            side = op.args.get(key)
+            if isinstance(side, exp.Subquery) and not side.alias and isinstance(side.this, exp.Select) \
+                    and not side.this.args.get("order") and not side.this.args.get("limit"):
+                op.set(key, side.this)
+    return ast
