@@ -95,8 +95,10 @@ class TaskRunner:
         tpl = self.templates.get(task.db_id)
         if tpl is None or not tpl.ok:
             return tpl.reason if tpl else f"no template for {task.db_id!r}"
+        # What scoring needs (setup, gold, tests), not the issue: the buggy SQL may use a missing
+        # feature (often the bug itself), and prose may use words such as "similarity".
         keys = self._keys.get(task.instance_id)
-        texts = [task.query, *task.issue_sql, *task.preprocess_sql, *task.clean_up_sql]
+        texts = [*task.preprocess_sql, *task.clean_up_sql]
         if keys is not None:
             texts += [*keys.sol_sql, *keys.test_cases]
         missing = needed_extensions(texts) - self.extensions

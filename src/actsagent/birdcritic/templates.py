@@ -31,7 +31,7 @@ _NEEDS = {
     "tablefunc": re.compile(r"\b(crosstab\d*|connectby|normal_rand)\s*\(", re.I),
     "pgcrypto": re.compile(r"\b(crypt|gen_salt|pgp_sym_encrypt|pgp_sym_decrypt|digest|hmac|gen_random_bytes)\s*\(",
                            re.I),
-    "pg_trgm": re.compile(r"\b(similarity|word_similarity|show_trgm|gin_trgm_ops|gist_trgm_ops)\b", re.I),
+    "pg_trgm": re.compile(r"\b((similarity|word_similarity|show_trgm)\s*\(|gin_trgm_ops|gist_trgm_ops)", re.I),
     "fuzzystrmatch": re.compile(r"\b(levenshtein|soundex|metaphone|dmetaphone|difference)\s*\(", re.I),
     "unaccent": re.compile(r"\bunaccent\s*\(", re.I),
     "earthdistance": re.compile(r"\b(ll_to_earth|earth_distance)\s*\(", re.I),
