@@ -214,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             key + "graph_ms_median": statistics.median(r["graph_ms"] for r in rs),
             key + "tool_ms_median": statistics.median(r["tool_ms"] for r in rs),
             key + "llm_calls_mean": statistics.fmean(r["llm_calls"] for r in rs),
+            key + "llm_ms_mean (scripted model, excluded above)": statistics.fmean(r["llm_ms"] for r in rs),
             key + "tokens_mean": statistics.fmean(r["tokens"] for r in rs),
             key + "prompt_tokens_mean": statistics.fmean(r["prompt_tokens"] for r in rs),
             key + "completion_tokens_mean": statistics.fmean(r["completion_tokens"] for r in rs),
@@ -229,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
             for tool, ms in r["per_tool_ms"].items():
                 tool_rows[tool].append(ms)
         report.tables.append(ReportTable(
-            title=f"{mode}: time in tools (ms per call, LLM time excluded)", columns=["tool", "calls", "median", "p90"],
+            title=f"{mode}: time in tools (ms per task, summed over that tool's nodes, LLM time excluded)",
+            columns=["tool", "tasks using it", "median ms", "p90 ms"],
             rows=[[t, len(v), round(statistics.median(v), 1), round(pct(v, 0.9), 1)] for t, v in sorted(tool_rows.items())]))
     report.tables.insert(0, ReportTable(
         title="Per task", columns=["mode", "tasks", "framework ms median", "mean", "p90", "graph machinery ms median",
