@@ -40,3 +40,17 @@ def test_bad_input_is_a_clear_error(sqlite_db):
 def test_ask_without_llm_exits_non_zero(sqlite_db):
     res = runner.invoke(app, ["ask", "how many customers?", "--db", str(sqlite_db.path)])
     assert res.exit_code == 1 and "needs a model" in res.stdout
+
+
+def test_interactive_repair_asks_and_continues(pg_db, monkeypatch):
+    """With a (scripted) model configured, an ambiguity the data cannot settle is asked on the terminal."""
+    import actsagent.llm
+    from actsagent.llm import ScriptedChatModel
+    from test_graph_control import BAD, INTENT, clarify_script
+
+    monkeypatch.setattr(actsagent.llm, "get_chat_model", lambda *a, **k: ScriptedChatModel(clarify_script))
+    res = runner.invoke(app, ["repair", "-i", INTENT, "-s", BAD, "--db", pg_db.url, "--interactive"], input="2\n")
+    assert res.exit_code == 0, res.output
+    assert "Should refunded orders count as paid?" in res.stdout
+    assert "1. sum of totals of orders with status paid" in res.stdout
+    assert "solved" in res.stdout and "user clarified" in res.stdout
