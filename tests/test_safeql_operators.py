@@ -134,6 +134,15 @@ def test_syntax_salvage_closes_a_cut_off_query(db):
     assert _rows(db, res.refined_sql) == [("Charlie",)]
 
 
+def test_syntax_rewrites_what_the_dialect_lacks(db):
+    if db.dialect == "postgres":  # PostgreSQL has ANY; a MySQL-style backtick is what it refuses
+        res = _refined(db, "SELECT `first_name` FROM person WHERE age > 40", "syntax")
+    else:
+        res = _refined(db, "SELECT first_name FROM person WHERE age > ALL (SELECT age FROM person WHERE age < 40)",
+                       "syntax")
+    assert _rows(db, res.refined_sql) == [("Charlie",)]
+
+
 def test_syntax_salvage_keeps_the_first_select(db):
     res = _refined(db, "```sql\nSELECT first_name FROM person WHERE age > 40;\n```\nThis lists people.", "syntax")
     assert _rows(db, res.refined_sql) == [("Charlie",)]

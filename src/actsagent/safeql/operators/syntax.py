@@ -82,6 +82,10 @@ def salvage(text: str, dialect: str) -> list[tuple[str, str]]:
                 offer(stmts[0].sql(dialect=dialect), f"rewrote {src} syntax for {dialect}")
                 offer(_unwrap_set_operands(stmts[0]).sql(dialect=dialect),
                       "removed parentheses around a UNION/INTERSECT/EXCEPT member")
+                if dialect == "sqlite":
+                    rewritten = _quantified_to_aggregate(stmts[0])
+                    if rewritten is not None:
+                        offer(rewritten.sql(dialect=dialect), "SQLite has no ANY/ALL: compared with MIN/MAX instead")
         except Exception:  # sqlglot raises parse, token and generation errors alike
             continue
     for cut in _cuts(base, dialect):
@@ -140,3 +144,35 @@ def _unwrap_set_operands(ast):
                     and not side.this.args.get("order") and not side.this.args.get("limit"):
                 op.set(key, side.this)
     return ast
+
+
+def _quantified_to_aggregate(ast):
+    """``x < ANY (SELECT y ...)`` is ``x < (SELECT MAX(y) ...)``; ``= ANY`` is ``IN``; ALL takes the other end."""
+    from sqlglot import exp
+
+    ast = ast.copy()
+    changed = False
+    for q in list(ast.find_all(exp.Any, exp.All)):
+        cmp = q.parent
+        sub = q.this.this if isinstance(q.this, exp.Subquery) else q.this
+        if not isinstance(sub, exp.Select) or len(sub.expressions) != 1 or not isinstance(cmp, exp.Binary) \
+                or cmp.expression is not q:
+            continue
+        is_any = isinstance(q, exp.Any)
+        if isinstance(cmp, exp.EQ) and is_any:
+            cmp.replace(exp.In(this=cmp.this.copy(), query=exp.Subquery(this=sub.copy())))
+            changed = True
+            continue
+        if isinstance(cmp, exp.LT | exp.LTE):
+            agg = exp.Max if is_any else exp.Min
+        elif isinstance(cmp, exp.GT | exp.GTE):
+            agg = exp.Min if is_any else exp.Max
+        else:
+            continue
+        inner = sub.copy()
+        only = inner.expressions[0]
+        only = only.this if isinstance(only, exp.Alias) else only
+        inner.set("expressions", [agg(this=only.copy())])
+        q.replace(exp.Subquery(this=inner))
+        changed = True
+    return ast if changed else None
