@@ -25,16 +25,6 @@ def options_of(messages: list[dict]) -> list[str]:
     return json.loads(m.group(1)) if m else []
 
 
-def tree_of(messages: list[dict]) -> list[dict]:
-    text = user_text(messages)
-    m = re.search(r"Current plan \(executed nodes carry their result; cursor: \S+\):\n(\[.*\])", text, re.S)
-    if not m:
-        return []
-    dec = json.JSONDecoder()
-    obj, _ = dec.raw_decode(m.group(1))
-    return obj
-
-
 def failed_of(messages: list[dict]) -> str | None:
     m = re.search(r"Node (n\d+) failed or its candidate was refuted", user_text(messages))
     return m.group(1) if m else None
