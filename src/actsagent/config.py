@@ -22,8 +22,9 @@ def default_model_path() -> str | None:
     env = os.environ.get("ACTSAGENT_EMBED_MODEL_PATH")
     if env:
         return env
-    for cand in (Path.cwd() / "../shared/models/all-MiniLM-L6-v2-onnx-int8",
-                 Path(__file__).resolve().parents[3] / "../shared/models/all-MiniLM-L6-v2-onnx-int8"):
+    # the offline copy beside a checkout (../shared/models), found from the working directory or the source tree
+    for base in (Path.cwd().parent, Path(__file__).resolve().parents[3]):
+        cand = base / "shared" / "models" / "all-MiniLM-L6-v2-onnx-int8"
         if (cand / "model.onnx").exists():
             return str(cand.resolve())
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -55,7 +56,8 @@ class PostgresDatabase(Database):
         try:
             return self._execute_once(sql, max_rows, timeout_s, read_only)
         except _StaleConnection:
-            # a pooled connection was closed under us (server restart, sandbox copy): one retry on a fresh one
+            # pooled connections were closed under us (server restart, sandbox copy): drop the dead ones, retry once
+            self.discard_broken_connections()
             try:
                 return self._execute_once(sql, max_rows, timeout_s, read_only)
             except _StaleConnection as e:
@@ -111,6 +113,16 @@ class PostgresDatabase(Database):
             return _to_error(sql, e, elapsed)
         finally:
             conn_cm.__exit__(None, None, None)
+
+    def discard_broken_connections(self) -> None:
+        """Check idle pooled connections and drop the dead ones (after their sessions were terminated)."""
+        log = logging.getLogger("psycopg.pool")
+        level = log.level
+        log.setLevel(logging.ERROR)  # "discarding broken connection" is the expected outcome here
+        try:
+            self._pool.check()
+        finally:
+            log.setLevel(level)
 
     def close(self) -> None:
         self._pool.close()

@@ -6,6 +6,7 @@ BIRD-CRITIC tasks include DDL and DML, so offline repair runs in a copy made wit
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,15 +41,14 @@ def sandbox(template: PostgresDatabase | str, *, limits: Limits | None = None,
     copy = name or f"{source[:40]}_sbx_{uuid.uuid4().hex[:10]}"
     admin = _admin_url(url)
     try:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            # CREATE DATABASE ... TEMPLATE needs no other session on the source; pooled ones reconnect.
-            _terminate(conn, source)
-            conn.execute(pgsql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                pgsql.Identifier(copy), pgsql.Identifier(source)))
+        _copy_database(admin, source, copy)
     except psycopg.errors.InvalidCatalogName as e:
         raise UserError(f"template database {source!r} does not exist") from e
     except psycopg.OperationalError as e:
         raise DatabaseUnavailable(f"cannot create a sandbox from {source!r}: {e}") from e
+    finally:
+        if isinstance(template, PostgresDatabase):
+            template.discard_broken_connections()  # its sessions were terminated for the copy
     db = PostgresDatabase(_with_db(url, copy), limits=limits, writable=True, single_statement=False)
     try:
         yield db
@@ -57,6 +57,22 @@ def sandbox(template: PostgresDatabase | str, *, limits: Limits | None = None,
         with psycopg.connect(admin, autocommit=True) as conn:
             _terminate(conn, copy)
             conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {}").format(pgsql.Identifier(copy)))
+
+
+def _copy_database(admin: str, source: str, copy: str, attempts: int = 5) -> None:
+    """CREATE DATABASE ... TEMPLATE needs no other session on the source: terminate them, and retry
+    while terminated sessions are still exiting ("being accessed by other users")."""
+    with psycopg.connect(admin, autocommit=True) as conn:
+        for attempt in range(attempts):
+            _terminate(conn, source)
+            try:
+                conn.execute(pgsql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                    pgsql.Identifier(copy), pgsql.Identifier(source)))
+                return
+            except psycopg.errors.ObjectInUse:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
 
 
 def _terminate(conn: psycopg.Connection, dbname: str) -> None:

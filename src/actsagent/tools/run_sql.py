@@ -8,8 +8,6 @@ the database (when the engine supports one), so trying candidates never alters t
 
 from __future__ import annotations
 
-import logging
-import time
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -75,35 +73,9 @@ def execute_statements(ctx: ToolContext, statements: list[str], *, isolate: bool
 
 def _run_isolated(ctx: ToolContext, statements: list[str], policy, run_guarded) -> list[QueryResult | DbError]:
     from actsagent.db.sandbox import sandbox
-    from actsagent.errors import DatabaseUnavailable
 
-    for attempt in range(4):
-        try:
-            with sandbox(ctx.db, limits=ctx.db.limits) as copy:
-                return _run_all(copy, statements, policy, run_guarded)
-        except DatabaseUnavailable as e:
-            # terminated sessions of the source take a moment to exit; CREATE DATABASE ... TEMPLATE
-            # refuses while they linger
-            if "being accessed by other users" not in str(e) or attempt == 3:
-                raise
-            time.sleep(0.2 * (attempt + 1))
-        finally:
-            _drop_dead_connections(ctx.db)
-    raise AssertionError("unreachable")
-
-
-def _drop_dead_connections(db) -> None:
-    """Copying a database terminates the source's sessions; let its pool discard them now, rather
-    than have the next statements meet more dead connections than the driver's one retry covers."""
-    pool = getattr(db, "_pool", None)
-    if pool is not None and hasattr(pool, "check"):
-        log = logging.getLogger("psycopg.pool")
-        level = log.level
-        log.setLevel(logging.ERROR)  # "discarding broken connection" is the expected outcome here
-        try:
-            pool.check()
-        finally:
-            log.setLevel(level)
+    with sandbox(ctx.db, limits=ctx.db.limits) as copy:
+        return _run_all(copy, statements, policy, run_guarded)
 
 
 def _run_all(db, statements, policy, run_guarded) -> list[QueryResult | DbError]:
