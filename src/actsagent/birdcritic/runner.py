@@ -84,9 +84,9 @@ class TaskRunner:
     """Everything one task needs; the keys stay here and only reach ``score``."""
 
     def __init__(self, system: System, templates: dict[str, TemplateInfo], keys: dict[str, ScoringKeys],
-                 extensions: set[str], *, expose_pred_result: bool = True) -> None:
+                 extensions: set[str], *, scorer_variant: str = "official") -> None:
         self.system = system
-        self.expose_pred_result = expose_pred_result
+        self.scorer_variant = scorer_variant
         self.templates = templates
         self._keys = keys
         self.extensions = extensions
@@ -148,7 +148,7 @@ class TaskRunner:
         else:
             with sandbox(url, name=_copy_name(task.db_id)) as fresh:
                 fresh.close()  # the scorer opens its own psycopg2-like connection
-                result = score(task, keys, out.pred_sqls, fresh.url, expose_pred_result=self.expose_pred_result)
+                result = score(task, keys, out.pred_sqls, fresh.url, variant=self.scorer_variant)
         score_s = time.perf_counter() - t1
         rec |= {
             "status": "passed" if result and result.passed else ("error" if result is None else "failed"),
@@ -170,7 +170,7 @@ class TaskRunner:
 def run_benchmark(task_set: str, system: System, out_dir: str | Path, *, workers: int = 2,
                   limit: int | None = None, ids: list[str] | None = None, progress: bool = True,
                   root: Path | None = None, report_name: str | None = None,
-                  expose_pred_result: bool = True) -> Report:
+                  scorer_variant: str = "official") -> Report:
     """Run (or resume) ``system`` on a task set; returns the summary report written to ``out_dir``."""
     if getattr(system, "reference", False) and not report_name:
         report_name = f"BIRD-CRITIC {task_set} scorer validation ({system.name}, not a system under test)"
@@ -179,7 +179,7 @@ def run_benchmark(task_set: str, system: System, out_dir: str | Path, *, workers
     tasks = load_tasks(task_set, root=root, ids=ids, limit=limit)
     with _exclusive(out):
         return _run_locked(task_set, system, out, tasks, workers=workers, progress=progress, root=root,
-                           report_name=report_name, expose_pred_result=expose_pred_result)
+                           report_name=report_name, scorer_variant=scorer_variant)
 
 
 @contextmanager
@@ -198,7 +198,7 @@ def _exclusive(out: Path):
 
 
 def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask], *, workers: int, progress: bool,
-                root: Path | None, report_name: str | None, expose_pred_result: bool) -> Report:
+                root: Path | None, report_name: str | None, scorer_variant: str) -> Report:
     log = ResultLog(out / RESULTS_FILE, key="instance_id")
     _check_same_system(log, system.name)
     pending = log.pending(tasks, lambda t: t.instance_id)
@@ -207,7 +207,7 @@ def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask
         drop_orphan_copies(admin)
         templates = ensure_templates([t.db_id for t in pending], admin=admin, root=root)
         runner = TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(admin),
-                            expose_pred_result=expose_pred_result)
+                            scorer_variant=scorer_variant)
         _run_pool(runner, pending, log, workers=max(1, workers), progress=progress, total=len(tasks))
     records = {str(r["instance_id"]): r for r in log.records()}
     chosen = [records[t.instance_id] for t in tasks if t.instance_id in records]

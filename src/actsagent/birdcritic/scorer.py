@@ -261,7 +261,20 @@ def _default_connection() -> CompatConnection:
     return conn
 
 
-def helper_namespace(pred_query_result: Any, *, expose_pred_result: bool = True) -> dict[str, Any]:
+ScorerVariant = Literal["official", "checks"]
+
+
+def _remove_distinct_regex(sql_list):
+    """The checks/ run's variant: also removes DISTINCT inside tokens such as COUNT(DISTINCT x)."""
+    import re
+
+    return [re.sub(r"\bDISTINCT\b", "", q, flags=re.I) for q in sql_list]
+
+
+def helper_namespace(pred_query_result: Any, *, variant: ScorerVariant = "official") -> dict[str, Any]:
+    """The names test cases use. ``variant="checks"`` is a diagnostic that reproduces the two ways
+    the reference run in ``checks/`` differs from the official scorer: no ``pred_query_result``
+    global, and a regex ``remove_distinct``."""
     ns = {
         "perform_query_on_postgresql_databases": perform_query_on_postgresql_databases,
         "execute_queries": execute_queries,
@@ -274,8 +287,9 @@ def helper_namespace(pred_query_result: Any, *, expose_pred_result: bool = True)
         "date": date,
         "print": lambda *a, **k: None,  # tests print diagnostics; keep the progress display clean
     }
-    if not expose_pred_result:  # diagnostic only: reproduces the checks/ reference run, which lacked it
+    if variant == "checks":
         del ns["pred_query_result"]
+        ns["remove_distinct"] = _remove_distinct_regex
     return ns
 
 
@@ -294,13 +308,13 @@ class ScoreResult(BaseModel):
 
 
 def _run_test_case(source: str, index: int, pred_sqls, sol_sqls, db_name, conn, pred_result,
-                   expose_pred_result: bool = True) -> str | None:
+                   variant: ScorerVariant = "official") -> str | None:
     """Run one test case source; ``None`` when it passes, else a short reason."""
     outcome: list[str | None] = []
 
     def body() -> None:
         _local.conn = conn
-        ns = helper_namespace(pred_result, expose_pred_result=expose_pred_result)
+        ns = helper_namespace(pred_result, variant=variant)
         try:
             code = compile("from datetime import date\n" + source, f"<test_case {index}>", "exec")
             exec(code, ns)  # noqa: S102 - the benchmark's own test sources, run in a disposable copy
@@ -324,11 +338,11 @@ def _run_test_case(source: str, index: int, pred_sqls, sol_sqls, db_name, conn, 
 
 
 def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *,
-          expose_pred_result: bool = True) -> ScoreResult:
+          variant: ScorerVariant = "official") -> ScoreResult:
     """Score ``pred_sqls`` in the fresh database copy at ``url`` (the official flow, README section 4).
 
-    ``expose_pred_result=False`` is a diagnostic that hides the ``pred_query_result`` global, as
-    the reference run in ``checks/`` did; real scoring always exposes it, as the official scorer does.
+    ``variant="checks"`` is a diagnostic reproducing the reference run in ``checks/``; real scoring
+    is always ``"official"``.
     """
     db_name = task.db_id
     try:
@@ -346,7 +360,7 @@ def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *
         a, b = (task.issue_sql, pred_sqls) if task.efficiency else (pred_sqls, keys.sol_sql)
         failed, messages = [], []
         for i, source in enumerate(keys.test_cases, 1):
-            reason = _run_test_case(source, i, list(a), list(b), db_name, conn, pred_result, expose_pred_result)
+            reason = _run_test_case(source, i, list(a), list(b), db_name, conn, pred_result, variant)
             if reason is not None:
                 failed.append(i)
                 messages.append(f"test {i}: {reason}")
