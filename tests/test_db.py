@@ -184,3 +184,11 @@ def test_embedded_demo_database_is_loaded_once():
     again = open_database(None)
     assert again.execute("SELECT count(*) FROM orders").rows == [[2500]]
     assert '"FirstName"' in again.schema().render()
+
+
+def test_reserved_and_mixed_case_names_are_shown_quoted(pg_db_factory):
+    db = pg_db_factory(['CREATE TABLE "order" (id int PRIMARY KEY, "Amount" numeric, "user" text, total int)'])
+    text = db.schema().render()
+    assert 'Table "order"' in text
+    assert '"Amount"' in text and '"user"' in text
+    assert "  total" in text and '"total"' not in text

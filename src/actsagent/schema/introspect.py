@@ -84,7 +84,8 @@ def _introspect_postgres(db: Database) -> SchemaInfo:
         if t.row_estimate is None:
             res = db.execute(f"SELECT count(*) FROM {_qident(t.schema_name)}.{_qident(t.name)}")
             t.row_estimate = int(res.rows[0][0]) if res.ok else None
-    return SchemaInfo(dialect="postgres", database=db.name, tables=list(tables.values()))
+    reserved = [w for (w,) in _rows(db, "SELECT word FROM pg_get_keywords() WHERE catcode IN ('R', 'T')")]
+    return SchemaInfo(dialect="postgres", database=db.name, tables=list(tables.values()), reserved_words=reserved)
 
 
 def _introspect_sqlite(db: Database) -> SchemaInfo:

@@ -44,6 +44,7 @@ class SchemaInfo(BaseModel):
     dialect: str
     database: str
     tables: list[TableInfo] = Field(default_factory=list)
+    reserved_words: list[str] = Field(default_factory=list)  # names that must be quoted (the engine's own list)
 
     def table(self, name: str) -> TableInfo | None:
         low = name.lower().split(".")[-1]

@@ -5,12 +5,18 @@ from __future__ import annotations
 from actsagent.schema.model import SchemaInfo, TableInfo
 
 
-def _quote(name: str) -> str:
-    return name if name.isidentifier() and name == name.lower() else f'"{name}"'
+def _quoter(reserved: frozenset[str]):
+    def quote(name: str) -> str:
+        plain = name.isidentifier() and name == name.lower() and name.upper() not in reserved
+        return name if plain else '"' + name.replace('"', '""') + '"'
+
+    return quote
 
 
-def render_table(t: TableInfo, *, samples: bool = True) -> str:
-    head = f"Table {_quote(t.qualified) if '.' not in t.qualified else t.qualified}"
+def render_table(t: TableInfo, *, samples: bool = True, reserved: frozenset[str] = frozenset()) -> str:
+    """One table as the note's listing; names the engine reserves (``order``) are shown quoted."""
+    _quote = _quoter(reserved)
+    head = "Table " + (_quote(t.name) if t.qualified == t.name else f"{t.schema_name}.{_quote(t.name)}")
     notes = []
     if t.comment:
         notes.append(t.comment)
@@ -47,5 +53,6 @@ def render_table(t: TableInfo, *, samples: bool = True) -> str:
 
 def render_schema(schema: SchemaInfo, *, tables: list[str] | None = None, samples: bool = True) -> str:
     wanted = {t.lower() for t in tables} if tables else None
-    parts = [render_table(t, samples=samples) for t in schema.tables if wanted is None or t.name.lower() in wanted]
+    reserved = frozenset(w.upper() for w in schema.reserved_words)
+    parts = [render_table(t, samples=samples, reserved=reserved) for t in schema.tables if wanted is None or t.name.lower() in wanted]
     return "\n\n".join(parts)
