@@ -27,6 +27,11 @@ for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
 
 
 def main() -> None:
+    import logging
+
     from actsagent.cli._common import run_app
 
+    # sqlglot logs a warning for every statement it keeps as an opaque Command (function bodies, DO
+    # blocks); actsagent reports what it could not parse itself, so the CLI keeps that log quiet.
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     sys.exit(run_app(app))
