@@ -22,14 +22,21 @@ def run_cmd(
     limit: int | None = typer.Option(None, "--limit", min=1, help="first N tasks only"),
     ids: list[str] | None = typer.Option(None, "--ids", help="only these instance ids (repeat or comma-separate)"),
     workers: int = typer.Option(2, "--workers", min=1, max=16),
+    scorer_variant: str = typer.Option("official", "--scorer-variant",
+                                       help="official | checks (diagnostic: reproduces the checks/ reference run)"),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Run (or resume) a system; finished tasks in OUT/results.jsonl are skipped."""
+    from actsagent.errors import UserError
+
+    if scorer_variant not in ("official", "checks"):
+        raise UserError("--scorer-variant must be official or checks")
     from actsagent.birdcritic.runner import run_benchmark
     from actsagent.birdcritic.systems import make_system
 
     sys_obj = make_system(system, task_set)
-    report = run_benchmark(task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids))
+    report = run_benchmark(task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids),
+                           scorer_variant=scorer_variant)
     _show(report, out, json_out)
 
 
