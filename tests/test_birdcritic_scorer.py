@@ -80,8 +80,8 @@ def test_psycopg2_compatibility(conn):
 
 
 def test_ex_base_compares_row_sets_with_dates_as_strings(conn):
-    assert ex_base(["SELECT d FROM t WHERE id < 3"], ["SELECT to_char(d, 'YYYY-MM-DD') FROM t WHERE id < 3 ORDER BY 1 DESC"],
-                   "x", conn) == 1
+    as_text = "SELECT to_char(d, 'YYYY-MM-DD') FROM t WHERE id < 3 ORDER BY 1 DESC"
+    assert ex_base(["SELECT d FROM t WHERE id < 3"], [as_text], "x", conn) == 1
     assert ex_base(["SELECT id FROM t WHERE id < 3"], ["SELECT id FROM t WHERE id < 4"], "x", conn) == 0
     assert ex_base(["SELECT id FROM t WHERE id < 0"], ["SELECT id FROM t WHERE id < 0"], "x", conn) == 0  # empty
     assert ex_base(["SELECT nope FROM t"], ["SELECT id FROM t"], "x", conn) == 0

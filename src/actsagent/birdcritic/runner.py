@@ -229,8 +229,8 @@ def _run_pool(runner: TaskRunner, pending: list[PublicTask], log: ResultLog, *, 
               total: int) -> None:
     done_before = total - len(pending)
     passed = sum(bool(r.get("passed")) for r in log.records())
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-               TimeElapsedColumn(), TimeRemainingColumn()]
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, disable=not progress, transient=False) as bar, \
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bc-worker") as pool:
         job = bar.add_task(f"{runner.system.name}", total=total, completed=done_before, info="")
@@ -311,8 +311,8 @@ def _group_table(title: str, records: list[dict[str, Any]], key: str, order: tup
         sup = [r for r in g if r.get("status") != "unsupported"]
         p = sum(bool(r.get("passed")) for r in g)
         rows.append([k, len(g), len(g) - len(sup), p, _pct(p, len(g)), _pct(p, len(sup))])
-    return ReportTable(title=title, columns=[key, "tasks", "unsupported", "passed", "accuracy %", "accuracy supported %"],
-                       rows=rows)
+    return ReportTable(title=title, rows=rows,
+                       columns=[key, "tasks", "unsupported", "passed", "accuracy %", "accuracy supported %"])
 
 
 def _plots(records: list[dict[str, Any]], out_dir: Path, *, title: str) -> list[str]:

@@ -162,7 +162,8 @@ def usage_numbers(usage: Any) -> tuple[int, int, float]:
 
 
 def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root: Path | None = None):
-    """``issue_sql`` | ``gold`` | ``baseline:<model>`` | ``acts:tree|linear|regenerate[@model]`` | ``single_shot[@model]``."""
+    """``issue_sql`` | ``gold`` | ``baseline:<model>`` | ``acts:tree|linear|regenerate[@model]`` |
+    ``single_shot[@model]``."""
     name, _, model = spec.partition("@")
     if name == "issue_sql":
         return IssueSqlSystem()

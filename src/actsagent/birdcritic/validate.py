@@ -39,7 +39,8 @@ def _assigns_pred_result(source: str) -> bool:
     """True when the test computes pred_query_result itself instead of reading the global."""
     import re
 
-    return re.search(r"^\s*pred_query_result\s*=", source, re.M) is not None and "global pred_query_result" not in source
+    assigns = re.search(r"^\s*pred_query_result\s*=", source, re.M) is not None
+    return assigns and "global pred_query_result" not in source
 
 
 def _records(out: Path) -> dict[str, dict[str, Any]]:
@@ -73,8 +74,8 @@ def validate(out_dir: str | Path, *, sets: list[str] = ("flash", "pg530"), worke
     explained: list[str] = []
     for s in sets:
         checks = load_checks(s)
-        gold = run_benchmark(s, GoldSystem(s), out / s / "gold", workers=workers, limit=limit, progress=progress)
-        issue = run_benchmark(s, IssueSqlSystem(), out / s / "issue_sql", workers=workers, limit=limit,
+        run_benchmark(s, GoldSystem(s), out / s / "gold", workers=workers, limit=limit, progress=progress)
+        run_benchmark(s, IssueSqlSystem(), out / s / "issue_sql", workers=workers, limit=limit,
                               progress=progress)
         g, i = _records(out / s / "gold"), _records(out / s / "issue_sql")
         reads = {k for k, v in load_scoring_keys(s).items()
