@@ -76,3 +76,38 @@ def test_pg_catalog_is_stored_with_pgvector_and_refreshed_incrementally(pg_db_fa
     assert db.execute("SELECT count(*) FROM actsagent.catalog_values").rows[0][0] == 6
     assert [v for v, _ in cat2.nearest_values(db.schema().table("pets"), db.schema().table("pets").column("kind"),
                                               "parot", 1)] == ["parrot"]
+
+
+PERSON = ["CREATE TABLE person (person_id INTEGER PRIMARY KEY, first_name TEXT, age INTEGER)",
+          "INSERT INTO person VALUES (1, 'Alice', 28), (2, 'Bob', 35)"]
+
+
+def test_error_located_by_position_and_alias_on_postgres(pg_db_factory):
+    from actsagent.safeql.locate import locate_columns, start_of
+    from actsagent.safeql.operators.base import Failure
+
+    db = pg_db_factory(PERSON)
+    sql = "SELECT x.first_name FROM person x WHERE x.person_id IN (SELECT p.person_id FROM person p WHERE p.agee > 30)"
+    err = db.execute(sql)
+    assert not err.ok and err.position is not None
+    an = Analysis(sqlglot.parse_one(sql, read="postgres"), get_catalog(db).schema)
+    (hit,) = locate_columns(an, Failure(err.error_class.value, err))
+    assert hit.column.sql() == "p.agee" and hit.scope.depth == 1
+    assert start_of(hit.column) == err.position - 1
+    assert hit.source is not None and hit.source.table.name == "person"
+
+
+def test_inside_out_on_sqlite_without_positions(tmp_path):
+    from actsagent.safeql.locate import locate_columns
+    from actsagent.safeql.operators.base import Failure
+
+    db = _sqlite(tmp_path, PERSON)
+    sql = "SELECT agee FROM person WHERE person_id IN (SELECT person_id FROM person WHERE agee > 30)"
+    err = db.execute(sql)
+    assert not err.ok and err.position is None
+    an = Analysis(sqlglot.parse_one(sql, read="sqlite"), get_catalog(db).schema)
+    first = locate_columns(an, Failure(err.error_class.value, err))
+    assert [r.scope.depth for r in first] == [1]  # the subquery's occurrence comes first
+    res = refine(db, sql)
+    assert res.status == "refined" and res.refined_sql.count("age") == 2 and "agee" not in res.refined_sql
+    assert [e.operator for e in res.edits] == ["attribute", "attribute"]
