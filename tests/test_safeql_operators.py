@@ -123,6 +123,15 @@ def test_aggregate_condition_without_group_by_gets_one(db):
     assert _rows(db, res.refined_sql) == [("1",), ("2",), ("3",)]
 
 
+def test_ungrouped_column_on_postgres(db):
+    sql = "SELECT region, country_name, count(*) FROM country GROUP BY region"
+    if db.dialect == "sqlite":  # SQLite accepts a bare column next to an aggregate: nothing to refine
+        assert refine(db, sql).status == "already_ok"
+        return
+    res = _refined(db, sql, "aggregate")
+    assert len(_rows(db, res.refined_sql)) == 3
+
+
 def test_nested_aggregate_is_unnested(db):
     res = _refined(db, "SELECT region FROM country GROUP BY region HAVING count(*) = "
                        "(SELECT max(count(*)) FROM country GROUP BY region)", "aggregate")

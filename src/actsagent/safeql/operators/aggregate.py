@@ -5,15 +5,18 @@ are not allowed in WHERE" / "aggregate function calls cannot be nested")."""
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from actsagent.safeql.analyze import copy_at
 from actsagent.safeql.operators.base import Context, Failure, Proposal
 
-name = "aggregate"
+name = name_ = "aggregate"
 handles = frozenset({"other"})
 _MESSAGES = ("misuse of aggregate", "aggregate functions are not allowed in where",
-             "aggregate function calls cannot be nested")
+             "aggregate function calls cannot be nested", "must appear in the group by clause")
+_UNGROUPED = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause', re.I)
 
 
 def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
@@ -32,7 +35,7 @@ def _has_own_aggregate(e: exp.Expression) -> bool:
 def propose(ctx: Context, failure: Failure) -> list[Proposal]:
     if ctx.ast is None or not any(m in failure.message.lower() for m in _MESSAGES):
         return []
-    out = _unnest(ctx)
+    out = _unnest(ctx) + _ungrouped(ctx, failure)
     for select in ctx.ast.find_all(exp.Select):
         order = select.args.get("order")
         if select.args.get("group") is None and order is not None and any(True for _ in order.find_all(exp.AggFunc)):
@@ -133,4 +136,36 @@ def _unnest(ctx: Context) -> list[Proposal]:
                 out.append(Proposal(new, name, f"{kind}() of a grouped {inner.sql(dialect=ctx.dialect)} is its first "
                                                "row when ordered", outer.sql(dialect=ctx.dialect),
                                     f"ORDER BY {inner.sql(dialect=ctx.dialect)} LIMIT 1", 0.2, group="nested"))
+    return out
+
+
+def _ungrouped(ctx: Context, failure: Failure) -> list[Proposal]:
+    """PostgreSQL: a selected column is neither grouped nor aggregated. Group by it, or aggregate it."""
+    m = _UNGROUPED.search(failure.message)
+    if not m:
+        return []
+    parts = m.group(1).split(".")
+    name, qual = parts[-1].lower(), (parts[-2].lower() if len(parts) > 1 else None)
+    out = []
+    for select in ctx.ast.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is None:
+            continue
+        hits = [c for c in select.find_all(exp.Column) if c.name.lower() == name
+                and (qual is None or not c.table or c.table.lower() == qual) and c.find_ancestor(exp.Select) is select
+                and c.find_ancestor(exp.AggFunc) is None]
+        if not hits:
+            continue
+        col = hits[0]
+        new, (s2,) = copy_at(ctx.ast, select)
+        s2.args["group"].append("expressions", col.copy())
+        out.append(Proposal(new, name_, f"{col.sql(dialect=ctx.dialect)} is selected but not grouped: group by it",
+                            "", f"GROUP BY ..., {col.sql(dialect=ctx.dialect)}", 0.15, group="ungrouped"))
+        new, cols = copy_at(ctx.ast, *[h for h in hits if h.find_ancestor(exp.Group) is None])
+        for c in cols:
+            c.replace(exp.Max(this=c.copy()))
+        out.append(Proposal(new, name_, f"{col.sql(dialect=ctx.dialect)} is selected but not grouped: take one "
+                                        "value per group", col.sql(dialect=ctx.dialect),
+                            f"MAX({col.sql(dialect=ctx.dialect)})", 0.2, group="ungrouped"))
+        break
     return out
