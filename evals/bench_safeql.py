@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from actsagent.config import Limits
+from actsagent.db.base import Database
 from actsagent.db.sqlite import SqliteDatabase
 from actsagent.reporting import Report, ReportTable, ResultLog
 from actsagent.safeql import RefineOptions, refine
@@ -32,7 +33,13 @@ DEFAULT_SYSTEMS = {
     "spider_dev": ["DAIL-SQL_GPT-4", "DIN-SQL_GPT-4", "C3-SQL_GPT-3.5", "SFT_CodeS-15B",
                    "Pretrained_Llama3-8B", "Pretrained_Llama2-7B"],
     "bird_dev": ["DAIL-SQL_GPT-4", "C3-SQL_GPT-3.5", "SFT_CodeS-15B_EK"],
+    # BIRD mini-dev PostgreSQL predictions, run on the embedded PostgreSQL (the three BIRD databases loaded there)
+    "bird_minidev_pg": ["gpt-4_postgresql", "gpt-4-turbo_postgresql", "gpt-4-32k_postgresql", "gpt-35-turbo_postgresql",
+                        "gpt-35-turbo-instruct_postgresql", "meta-llama-3-70b-instruct-2_postgresql",
+                        "meta-llama-3-8b-instruct-2_postgresql", "mistralai-mixtral-8x7b-instru-4_postgresql",
+                        "phi-3-medium-128k-instruct-1_postgresql"],
 }
+PG_PREFIX = "actsagent_bench_"
 BIRD_DBS = ("superhero", "toxicology", "student_club")
 EXEC_TIMEOUT_S = 10.0
 MAX_ROWS = 200_000
@@ -71,11 +78,14 @@ class Runner:
         self.gold: dict[tuple[str, int], object] = {}
         self.builds: dict[str, float] = {}
 
-    def db(self, bench: str, db_id: str) -> SqliteDatabase:
+    def db(self, bench: str, db_id: str) -> Database:
         key = (bench, db_id)
         if key not in self.dbs:
-            self.dbs[key] = SqliteDatabase(_db_path(self.data, bench, db_id),
-                                           limits=Limits(statement_timeout_s=EXEC_TIMEOUT_S, max_rows=MAX_ROWS))
+            limits = Limits(statement_timeout_s=EXEC_TIMEOUT_S, max_rows=MAX_ROWS)
+            if bench == "bird_minidev_pg":
+                self.dbs[key] = _pg_copy(self.data, db_id, limits)
+            else:
+                self.dbs[key] = SqliteDatabase(_db_path(self.data, bench, db_id), limits=limits)
             t0 = time.perf_counter()
             get_catalog(self.dbs[key])
             self.builds[f"{bench}/{db_id}"] = (time.perf_counter() - t0) * 1000
@@ -116,16 +126,46 @@ class Runner:
         return rec
 
 
+def _pg_copy(data: Path, db_id: str, limits: Limits) -> Database:
+    """The BIRD SQLite file loaded once into the embedded PostgreSQL (kept for later runs)."""
+    import psycopg
+
+    from actsagent.db import embedded
+    from actsagent.db.loader import load_sqlite_file
+    from actsagent.db.postgres import PostgresDatabase
+
+    name = PG_PREFIX + db_id
+    with psycopg.connect(embedded.server_url("postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    url = embedded.server_url(name)
+    if not exists:
+        load_sqlite_file(url, _db_path(data, "bird_dev", db_id))
+    return PostgresDatabase(url, limits=limits)
+
+
+def _questions(data: Path, bench: str) -> list[dict]:
+    if bench == "bird_minidev_pg":
+        raw = json.loads((data / "bird_minidev" / "mini_dev_postgresql.json").read_text())
+        return [{"idx": i, "db_id": q["db_id"], "gold_sql": q["SQL"]} for i, q in enumerate(raw)]
+    return json.loads((data / bench / "questions.json").read_text())
+
+
+def _predictions_dir(data: Path, bench: str) -> Path:
+    return data / ("bird_minidev" if bench == "bird_minidev_pg" else bench) / "predictions"
+
+
 def load_items(data: Path, benches: list[str], systems: list[str] | None, limit: int | None):
     items = []
     notes = []
     for bench in benches:
-        questions = json.loads((data / bench / "questions.json").read_text())
+        questions = _questions(data, bench)
         names = systems or DEFAULT_SYSTEMS[bench]
         for system in names:
-            path = data / bench / "predictions" / f"{system}.json"
+            path = _predictions_dir(data, bench) / f"{system}.json"
             if not path.exists():
-                alt = data / bench / "predictions" / f"{system}_EK.json"
+                alt = _predictions_dir(data, bench) / f"{system}_EK.json"
                 if bench == "bird_dev" and alt.exists():
                     path, system = alt, f"{system}_EK"
                 else:
@@ -134,7 +174,7 @@ def load_items(data: Path, benches: list[str], systems: list[str] | None, limit:
             preds = json.loads(path.read_text())
             chosen = []
             for q, pred in zip(questions, preds):
-                if bench == "bird_dev" and q["db_id"] not in BIRD_DBS:
+                if bench in ("bird_dev", "bird_minidev_pg") and q["db_id"] not in BIRD_DBS:
                     continue
                 chosen.append((bench, system, q, pred))
             items += chosen[:limit] if limit else chosen
@@ -230,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="evals/out")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--systems", nargs="*", default=None, help="prediction file stems (default: the six main ones)")
-    ap.add_argument("--benchmarks", nargs="*", default=["spider_dev", "bird_dev"])
+    ap.add_argument("--benchmarks", nargs="*", default=["spider_dev", "bird_dev", "bird_minidev_pg"])
     ap.add_argument("--limit", type=int, default=None, help="first N questions per benchmark and system")
     ap.add_argument("--time-limit", type=float, default=5.0, help="search time limit per query (s)")
     args = ap.parse_args(argv)
@@ -240,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for b in args.benchmarks:
         if b not in DEFAULT_SYSTEMS:
-            print(f"error: unknown benchmark {b!r} (spider_dev, bird_dev)", file=sys.stderr)
+            print(f"error: unknown benchmark {b!r} ({', '.join(DEFAULT_SYSTEMS)})", file=sys.stderr)
             return 2
     out = Path(args.out)
     log = ResultLog(out / "bench_safeql.jsonl", key="key")
@@ -281,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         "ex_after_errors_only_pct / correct_to_wrong_errors_only show the same run if only execution failures "
         "were refined.",
         "BIRD dev: only superhero, toxicology and student_club (432 questions) have databases.",
+        "bird_minidev_pg: BIRD mini-dev PostgreSQL predictions and gold SQL for the 140 questions on those three "
+        "databases, each loaded from its SQLite file into the embedded PostgreSQL (actsagent_bench_<db>), where "
+        "the catalog is stored with pgvector.",
         "Only predictions that fail or return no rows are refined; EX compares multisets of rows "
         "(ordered lists when the gold SQL has ORDER BY), floats rounded to 6 places.",
         "'resolved' = an execution failure whose refined query executes; refine never reports 'refined' "

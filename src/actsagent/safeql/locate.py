@@ -29,8 +29,12 @@ def _by_position(nodes: list, failure: Failure, key=lambda x: x):
     pos = failure.position
     if pos is None or len(nodes) <= 1:
         return nodes
-    exact = [n for n in nodes if start_of(key(n)) == pos - 1]
-    return exact or nodes
+    # sqlglot keeps offsets of identifiers and literals, not of keywords such as EXTRACT: nearest wins
+    dist = {id(n): abs(s - (pos - 1)) for n in nodes if (s := start_of(key(n))) is not None}
+    if not dist:
+        return nodes
+    best = min(dist.values())
+    return [n for n in nodes if dist.get(id(n)) == best] + [n for n in nodes if dist.get(id(n), -1) != best]
 
 
 def locate_columns(an: Analysis, failure: Failure) -> list[Resolution]:

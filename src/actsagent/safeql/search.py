@@ -171,6 +171,10 @@ def _child(node: _Node, p: Proposal, dialect: str, catalog: Catalog, opts: Refin
     sql = p.extra.get("raw_sql") or p.ast.sql(dialect=dialect)
     if _canon(p.ast, sql, dialect) in visited:
         return None
+    # re-read the text that will run, so node positions match the engine's error positions
+    reparsed = parse(sql, dialect)
+    if reparsed is not None:
+        p.ast = reparsed
     try:
         mism = mismatch_keys(Analysis(p.ast, catalog.schema), dialect)
     except RecursionError:

@@ -39,6 +39,7 @@ _TEMPLATES: dict[str, dict[str, list[str]]] = {
         "to_char": ["strftime({1}, {0})"],
         "left": ["substr({0}, 1, {1})"],
         "right": ["substr({0}, -{1})"],
+        "multiply": ["({0}) * ({1})"],
     },
     "postgres": {
         "divide": ["CAST({0} AS NUMERIC) / {1}"],
@@ -48,6 +49,8 @@ _TEMPLATES: dict[str, dict[str, list[str]]] = {
         "iif": ["CASE WHEN {0} THEN {1} ELSE {2} END"],
         "year": ["EXTRACT(YEAR FROM CAST({0} AS TIMESTAMP))"],
         "month": ["EXTRACT(MONTH FROM CAST({0} AS TIMESTAMP))"],
+        "day": ["EXTRACT(DAY FROM CAST({0} AS TIMESTAMP))"],
+        "multiply": ["({0}) * ({1})"],
         "datetime": ["CAST({0} AS TIMESTAMP)"],
         "date": ["CAST({0} AS DATE)"],
         "group_concat": ["string_agg(CAST({0} AS TEXT), ',')"],
@@ -117,16 +120,20 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         out.append(Proposal(new, name, why, before, node.sql(dialect=ctx.dialect), DIALECT_EQUIV, group="translate"))
     args = _args(f)
     if ctx.catalog.has_function(fname):
-        # the name exists: the argument types do not match any signature, so cast them
+        # the name exists: the argument types do not match any signature, so cast them to one it has
+        signatures = _signatures(ctx, fname, len(args))
         for i, arg in enumerate(args):
-            if isinstance(arg, exp.Literal | exp.Star):
+            if isinstance(arg, exp.Literal | exp.Star | exp.Var | exp.DataType):
                 continue
-            for target in ("NUMERIC", "TEXT", "TIMESTAMP") if ctx.dialect == "postgres" else ("REAL", "TEXT"):
+            targets = signatures.get(i) or (("INTEGER", "NUMERIC", "TEXT", "TIMESTAMP") if ctx.dialect == "postgres"
+                                            else ("REAL", "TEXT"))
+            for rank, target in enumerate(targets):
                 new, (a2,) = copy_at(ctx.ast, arg)
                 a2.replace(exp.Cast(this=a2.copy(), to=exp.DataType.build(target, dialect=ctx.dialect)))
                 out.append(Proposal(new, name, f"{fname}() has no signature for this argument; cast it to "
                                                f"{target}", arg.sql(dialect=ctx.dialect),
-                                    f"CAST({arg.sql(dialect=ctx.dialect)} AS {target})", 0.2, group=f"cast{i}"))
+                                    f"CAST({arg.sql(dialect=ctx.dialect)} AS {target})", 0.2 + 0.01 * rank,
+                                    group=f"cast{i}"))
     else:
         for other, dist in ctx.catalog.nearest_functions(fname, ctx.options.k, arity=len(args)):
             new, (f2,) = copy_at(ctx.ast, f)
@@ -134,3 +141,23 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
             out.append(Proposal(new, name, f"function {fname}() does not exist; nearest is {other}()",
                                 fname, other, dist, group="rename"))
     return out
+
+
+_PREFERRED = ("numeric", "integer", "bigint", "double precision", "text", "timestamp without time zone", "date",
+              "timestamp with time zone")
+
+
+def _signatures(ctx: Context, fname: str, nargs: int) -> dict[int, list[str]]:
+    """Argument types PostgreSQL has for ``fname`` with ``nargs`` arguments, usual types first."""
+    if ctx.dialect != "postgres" or not fname.replace("_", "").isalnum():
+        return {}
+    res = ctx.db.execute(f"SELECT proargtypes::regtype[]::text[] FROM pg_proc WHERE proname = '{fname.lower()}' "
+                         f"AND pronargs = {int(nargs)}", max_rows=200, timeout_s=2)
+    if not res.ok:
+        return {}
+    out: dict[int, list[str]] = {}
+    for (types,) in res.rows:
+        for i, t in enumerate(types or []):
+            if t in _PREFERRED and t not in out.setdefault(i, []):
+                out[i].append(t)
+    return {i: sorted(ts, key=_PREFERRED.index) for i, ts in out.items()}
