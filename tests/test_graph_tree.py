@@ -141,3 +141,34 @@ def figure3_script_linear(messages, role, response_model):
                 "add": [{"parent": failed, "node": {"id": "x", "tool": "generate_sql", "description": "again"}}],
                 "cursor": "x"}
     return figure3_script(messages, role, response_model)
+
+
+def test_planned_draft_is_not_copied_into_each_reading(bookings_db):
+    """A draft the planner attached before the readings existed fits one reading at most: the copies
+    under each branch drop it, and generate_sql writes each reading's own SQL from its hypothesis."""
+    prompts: list[str] = []
+
+    def script(messages, role, response_model):
+        name = response_model.__name__ if response_model else ""
+        if name == "PlannerReply" and phase_of(messages) == "initial":
+            return {"reason": "ambiguous; I already have a draft",
+                    "plan": {"id": "a", "tool": "detect_ambiguities", "description": "readings",
+                             "children": [{"id": "g", "tool": "generate_sql", "description": "write it",
+                                           "input": {"sql": COUNT_SQL, "instructions": "keep ORDER BY room"}}]},
+                    "cursor": "a"}
+        if name == "GeneratedSQL":
+            prompts.append(user_text(messages))
+            if "assume this reading): 'overlapping' means rooms with more than one" in user_text(messages):
+                return {"sql": COUNT_SQL, "rationale": "count"}
+            return {"sql": OVERLAP, "rationale": "overlap"}
+        return figure3_script(messages, role, response_model)
+
+    run = repair(INTENT, ORIGINAL, bookings_db, model=ScriptedChatModel(script))
+    tree = run.tree
+    branches = [tree.nodes[c] for c in tree.nodes[tree.root].children]
+    assert [b.tool for b in branches] == ["generate_sql", "generate_sql"]
+    assert all("sql" not in b.input and b.input.get("instructions") == "keep ORDER BY room" for b in branches)
+    assert all("Draft proposed by the planner" not in p for p in prompts)
+    assert branches[0].output["sql"] == COUNT_SQL and branches[0].status == "refuted"
+    assert branches[1].output["sql"] == OVERLAP and branches[1].status == "accepted"
+    assert run.status == "solved" and run.final_sql == OVERLAP

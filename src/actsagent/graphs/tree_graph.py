@@ -305,7 +305,7 @@ def _expand(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: 
     if not out.ambiguities:
         return
     amb = out.ambiguities[0]
-    planned = tree.detach_children(node.id)
+    planned = [_without_drafts(s) for s in tree.detach_children(node.id)]
     template = planned or [NodeSpec(description="write the SQL under this reading", tool="generate_sql")]
     interps = amb.interpretations[:1] if state["mode"] == "linear" else amb.interpretations
     for i, interp in enumerate(interps, 1):
@@ -318,6 +318,19 @@ def _expand(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: 
     if rt.interactive and not amb.settle_with_data and state["mode"] != "linear":
         state["pending"] = {"question": amb.question or f"What does {amb.phrase!r} mean here?", "phrase": amb.phrase,
                             "options": [i.description for i in interps], "node_id": node.id}
+
+
+# SQL the planner wrote before the readings existed: it belongs to at most one of them
+_DRAFT_KEYS = ("sql", "draft_sql")
+
+
+def _without_drafts(spec: NodeSpec) -> NodeSpec:
+    """A planned step to copy under each reading, without its concrete SQL: every branch's tools then
+    work on that branch's own SQL (generate_sql writes it from the hypothesis), never on a draft
+    written for another reading."""
+    return NodeSpec(id=spec.id, description=spec.description, tool=spec.tool,
+                    input={k: v for k, v in spec.input.items() if k not in _DRAFT_KEYS},
+                    children=[_without_drafts(c) for c in spec.children])
 
 
 def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: GenerateSqlOutput) -> None:
