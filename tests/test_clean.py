@@ -35,8 +35,7 @@ def test_clean_sqlite_pairs(tmp_path, sqlite_db):
     assert got["typo_col"]["verdict"] == "repaired"
     assert "name" in got["typo_col"]["repaired_sql"].lower() and got["typo_col"]["evidence"]["safeql"]["edits"]
     assert got["typo_col"]["evidence"]["execution"]["error_class"] == "unknown_column"
-    assert got["typo_table"]["verdict"] == "rejected"  # SafeQL's only fix cuts the FROM clause: refused
-    assert "drops a table" in got["typo_table"]["reason"]
+    assert got["typo_table"]["verdict"] == "rejected"  # a reserved word as table name: no safe repair
     assert got["unsafe"]["verdict"] == "rejected" and got["unsafe"]["reason"].startswith("unsafe")
     assert got["hopeless"]["verdict"] == "rejected" and "unknown_relation" in got["hopeless"]["reason"]
     assert "changes meaning" in got["hopeless"]["reason"]  # shipments -> orders is not a repair
@@ -60,6 +59,22 @@ def test_clean_csv_on_postgres(tmp_path, pg_db):
     verdicts = [json.loads(x)["verdict"] for x in out.read_text().splitlines()]
     assert sorted(verdicts) == ["kept", "rejected", "rejected", "repaired", "repaired"]
     assert report.summary["repaired"] == 2
+
+
+def test_gate_refuses_repairs_that_change_meaning():
+    from actsagent.clean import Cleaner
+    from actsagent.safeql import Edit, RefineResult
+
+    gate = Cleaner()._gate
+    near = RefineResult(status="refined", original_sql="SELECT nme FROM customers",
+                        refined_sql="SELECT name FROM customers", edits=[Edit(operator="attribute", reason="r", before="nme", after="name", embed_distance=0.29)])
+    far = near.model_copy(update={"edits": [Edit(operator="relation", reason="r", before="shipments", after="orders",
+                                                 embed_distance=0.9)]})
+    cut = RefineResult(status="refined", original_sql="SELECT COUNT(*) FROM order", refined_sql="SELECT COUNT(*)",
+                       edits=[Edit(operator="syntax", reason="r", before="x", after="y", embed_distance=0.2)])
+    assert gate(near.original_sql, near, "sqlite") is None
+    assert "changes meaning" in gate(far.original_sql, far, "sqlite")
+    assert "drops a table" in gate(cut.original_sql, cut, "sqlite")
 
 
 def test_bad_input_is_a_clear_error(tmp_path):
