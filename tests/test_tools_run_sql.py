@@ -49,3 +49,23 @@ def test_sandbox_list_stops_at_first_error(pg_db):
         out = run_sql(RunSqlInput(sql=["SELECT 1", "SELECT nope FROM orders", "SELECT 2"]),
                       ToolContext(db=box, policy=Policy.sandbox()))
         assert not out.ok and len(out.statements) == 2 and out.statements[1].error is not None
+
+
+def test_preview_says_how_many_rows_it_shows(pg_db_factory):
+    db = pg_db_factory(["CREATE TABLE t (n INT)", "INSERT INTO t SELECT g FROM generate_series(1, 25) g"])
+    ctx = ToolContext(db=db)
+    small = run_sql(RunSqlInput(sql="SELECT n FROM t WHERE n <= 6 ORDER BY n"), ctx).summary()
+    assert small.splitlines()[0] == "6 rows, all shown; columns: n"
+    assert small.splitlines()[1:] == ["1", "2", "3", "4", "5", "6"]  # the sixth row is not dropped
+    large = run_sql(RunSqlInput(sql="SELECT n FROM t ORDER BY n"), ctx).summary()
+    assert large.splitlines()[0] == "25 rows, first 5 shown; columns: n" and len(large.splitlines()) == 6
+    kept = run_sql(RunSqlInput(sql="SELECT n FROM t ORDER BY n", max_rows=3), ctx).summary()
+    assert kept.splitlines()[0] == "25 rows, first 3 shown; columns: n"  # fewer kept, the total still exact
+    capped = run_sql(RunSqlInput(sql="SELECT n FROM t ORDER BY n"), ToolContext(db=db, policy=Policy.strict(max_rows=10)))
+    assert capped.summary().splitlines()[0] == "10+ rows (cut at the row cap), first 5 shown; columns: n"
+    one = run_sql(RunSqlInput(sql="SELECT n FROM t WHERE n = 7"), ctx).summary()
+    assert one.splitlines()[0] == "1 row, all shown; columns: n"
+    none = run_sql(RunSqlInput(sql="SELECT n FROM t WHERE n > 99"), ctx).summary()
+    assert none == "0 rows; columns: n"
+    both = run_sql(RunSqlInput(sql=["SELECT n FROM t WHERE n <= 6 ORDER BY n", "SELECT 1 AS x"]), ctx).summary()
+    assert "[1] 6 rows, all shown" in both and "\n6\n" in both  # statement lists use the same preview rule

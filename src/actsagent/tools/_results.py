@@ -9,6 +9,10 @@ from pydantic import BaseModel, Field
 from actsagent.db import DbError, QueryResult
 
 
+SMALL_RESULT = 10  # results up to this many rows are shown whole
+PREVIEW_ROWS = 5  # rows shown of a larger result
+
+
 class ExecSummary(BaseModel):
     """One statement's outcome: rows (capped) or the typed error."""
 
@@ -17,7 +21,8 @@ class ExecSummary(BaseModel):
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
-    truncated: bool = False
+    truncated: bool = False  # ``rows`` holds fewer rows than the result has
+    capped: bool = False  # the engine's row cap cut the result: row_count is a lower bound
     status: str = ""
     error: DbError | None = None
     elapsed_ms: float = 0.0
@@ -29,6 +34,7 @@ class ExecSummary(BaseModel):
             rows = [[_jsonable(v) for v in r] for r in res.rows[:max_rows]]
             return cls(sql=res.sql, ok=True, columns=[c.name for c in res.columns], rows=rows,
                        row_count=res.row_count, truncated=res.truncated or res.row_count > max_rows,
+                       capped=res.truncated,
                        status=res.status, elapsed_ms=res.elapsed_ms)
         assert isinstance(res, DbError)
         return cls(sql=res.sql, ok=False, error=res, elapsed_ms=res.elapsed_ms)
@@ -37,16 +43,29 @@ class ExecSummary(BaseModel):
     def empty(self) -> bool:
         return self.ok and self.row_count == 0 and bool(self.columns)
 
-    def describe(self, rows: int = 5) -> str:
-        """A few lines for a prompt: the error, or the columns and first rows."""
+    def describe(self, rows: int | None = None) -> str:
+        """A few lines for a prompt: the error, or the columns and rows, saying how many are shown.
+
+        ``rows=None``: a small result (up to ``SMALL_RESULT`` rows) is shown whole, a larger one
+        by its first ``PREVIEW_ROWS`` rows; a reader must never take a preview for the result.
+        """
         if not self.ok:
             assert self.error is not None
             return "ERROR " + self.error.describe()
         if not self.columns:
             return f"OK ({self.status or 'no rows returned'})"
-        more = "+" if self.truncated else ""
-        head = f"{self.row_count}{more} row(s); columns: {', '.join(self.columns)}"
+        if rows is None:
+            rows = SMALL_RESULT if self.row_count <= SMALL_RESULT and not self.capped else PREVIEW_ROWS
         body = [" | ".join("NULL" if v is None else str(v) for v in r) for r in self.rows[:rows]]
+        total = f"{self.row_count}+ rows (cut at the row cap)" if self.capped else \
+            f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
+        if self.row_count == 0:
+            shown = ""
+        elif len(body) >= self.row_count and not self.capped:
+            shown = ", all shown"
+        else:
+            shown = f", first {len(body)} shown"
+        head = f"{total}{shown}; columns: {', '.join(self.columns)}"
         return "\n".join([head, *body])
 
 

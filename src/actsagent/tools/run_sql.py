@@ -46,7 +46,7 @@ class RunSqlOutput(BaseModel):
     def summary(self) -> str:
         if len(self.statements) == 1:
             return self.last.describe()
-        parts = [f"[{i + 1}] {s.describe(rows=3)}" for i, s in enumerate(self.statements)]
+        parts = [f"[{i + 1}] {s.describe()}" for i, s in enumerate(self.statements)]
         return "\n".join(parts)
 
 

@@ -71,7 +71,7 @@ class SplitAndFixOutput(BaseModel):
         if self.repaired_sql:
             lines.append(f"repaired: {self.repaired_sql}")
             if self.repaired_result is not None:
-                lines.append("  -> " + self.repaired_result.describe(rows=3))
+                lines.append("  -> " + self.repaired_result.describe())
         return "\n".join(lines)
 
 
