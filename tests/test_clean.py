@@ -67,7 +67,8 @@ def test_gate_refuses_repairs_that_change_meaning():
 
     gate = Cleaner()._gate
     near = RefineResult(status="refined", original_sql="SELECT nme FROM customers",
-                        refined_sql="SELECT name FROM customers", edits=[Edit(operator="attribute", reason="r", before="nme", after="name", embed_distance=0.29)])
+                        refined_sql="SELECT name FROM customers",
+                        edits=[Edit(operator="attribute", reason="r", before="nme", after="name", embed_distance=0.29)])
     far = near.model_copy(update={"edits": [Edit(operator="relation", reason="r", before="shipments", after="orders",
                                                  embed_distance=0.9)]})
     cut = RefineResult(status="refined", original_sql="SELECT COUNT(*) FROM order", refined_sql="SELECT COUNT(*)",
