@@ -99,3 +99,30 @@ def test_cli_reports_bad_input_with_non_zero_exit(tmp_path):
     proc = subprocess.run([str(exe), "clean", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o.jsonl"),
                            "--no-llm"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "input file not found" in proc.stderr
+
+
+def test_clean_with_a_scripted_llm_uses_the_agent_repair_and_judge(tmp_path, pg_db):
+    from actsagent.llm import ScriptedChatModel
+
+    from agent_scripts import scores
+
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "PlannerReply":
+            return {"cursor": "r", "plan": {"id": "r", "tool": "run_sql",
+                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+        if name == "GeneratedSQL":
+            return {"sql": "SELECT name FROM customers WHERE country = 'DE'"}
+        return scores(9)
+
+    src = tmp_path / "pairs.jsonl"
+    _write_jsonl(src, [{"id": "de", "question": "Names of German customers",
+                        "sql": "SELECT nme FROM customers WHERE country = 'DE'", "db": pg_db.url}])
+    out = tmp_path / "v.jsonl"
+    model = ScriptedChatModel(script)
+    report = clean_file(src, out, workers=1, use_llm=True, model=model, progress=False)
+    rec = json.loads(out.read_text().splitlines()[0])
+    assert rec["verdict"] == "repaired" and rec["method"] == "agent", rec
+    assert rec["repaired_sql"].startswith("SELECT name FROM customers")
+    assert rec["evidence"]["usage"]["llm_calls"] >= 2 and model.calls
+    assert report.summary["repaired"] == 1

@@ -16,13 +16,17 @@ def clean_cmd(
     db: str | None = typer.Option(None, "--db", help="database for rows without a db column"),
     llm: bool | None = typer.Option(None, "--llm/--no-llm", help="use the agent's repair and judge "
                                                                 "(default: when an LLM is configured)"),
-    mode: str = typer.Option("tree", "--mode", help="agent mode with --llm: tree | linear | regenerate | single_shot"),
+    mode: str = typer.Option("tree", "--mode", help="agent mode with --llm: tree | linear (the modes with a judge)"),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Write a verdict (kept / repaired / rejected, with reason and evidence) for every pair."""
     from actsagent.clean import clean_file
     from actsagent.llm.config import llm_available
 
+    from actsagent.errors import UserError
+
+    if mode not in ("tree", "linear"):
+        raise UserError("--mode must be tree or linear: cleaning needs the agent's judge, which the other modes lack")
     use_llm = llm_available() if llm is None else llm
     if use_llm and not llm_available():
         from actsagent.errors import LLMUnavailable
