@@ -102,9 +102,9 @@ def test_cli_reports_bad_input_with_non_zero_exit(tmp_path):
 
 
 def test_clean_with_a_scripted_llm_uses_the_agent_repair_and_judge(tmp_path, pg_db):
-    from actsagent.llm import ScriptedChatModel
-
     from agent_scripts import scores
+
+    from actsagent.llm import ScriptedChatModel
 
     def script(messages, role, response_model):
         name = response_model.__name__

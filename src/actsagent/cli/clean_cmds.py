@@ -21,9 +21,8 @@ def clean_cmd(
 ) -> None:
     """Write a verdict (kept / repaired / rejected, with reason and evidence) for every pair."""
     from actsagent.clean import clean_file
-    from actsagent.llm.config import llm_available
-
     from actsagent.errors import UserError
+    from actsagent.llm.config import llm_available
 
     if mode not in ("tree", "linear"):
         raise UserError("--mode must be tree or linear: cleaning needs the agent's judge, which the other modes lack")
