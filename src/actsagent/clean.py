@@ -107,8 +107,11 @@ class Cleaner:
     """Decides one pair at a time; database handles are shared across worker threads."""
 
     def __init__(self, *, use_llm: bool = False, model: Any = None, mode: str = "tree",
-                 max_rows: int = 1000, max_edit_distance: float = MAX_EDIT_DISTANCE) -> None:
+                 max_rows: int = 1000, max_edit_distance: float = MAX_EDIT_DISTANCE,
+                 refine_time_limit_s: float = 30.0) -> None:
         self.use_llm = use_llm
+        # A batch job can afford more search time than the interactive default (and stays stable under load).
+        self.refine_time_limit_s = refine_time_limit_s
         self.max_edit_distance = max_edit_distance
         self.model = model
         self.mode = mode
@@ -157,7 +160,9 @@ class Cleaner:
             if isinstance(first, QueryResult):
                 return CleanResult(**base, verdict="kept", evidence=evidence | {"warning": "empty result"})
             return CleanResult(**base, verdict="rejected", reason=_reason(first), evidence=evidence)
-        ref = self._refine(db, pair.sql)
+        from actsagent.safeql import RefineOptions
+
+        ref = self._refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s))
         evidence["safeql"] = {"status": ref.status, "why": ref.why, "candidates_explored": ref.candidates_explored,
                               "edits": [{"operator": e.operator, "reason": e.reason, "before": e.before,
                                          "after": e.after} for e in ref.edits]}
