@@ -41,3 +41,16 @@ def test_ask_without_llm_says_it_needs_one(pg_db):
 def test_variant_modes_without_llm_use_the_fallback(pg_db):
     run = repair("all customer names", "SELECT name FROM customers", pg_db, mode="regenerate")
     assert any("needs an LLM" in n for n in run.notes) and run.final_sql == "SELECT name FROM customers"
+
+
+def test_no_llm_statement_list_localises_the_failing_statement(pg_db_factory):
+    from actsagent.guard import Policy
+
+    db = pg_db_factory(["CREATE TABLE loan (id INT)"], writable=True)
+    script = ["CREATE FUNCTION stamp() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql",
+              "CREATE TRIGGER loan_stamp BEFORE INSERT FOR EACH ROW EXECUTE FUNCTION stamp()"]
+    run = repair("stamp new loans", script, db, policy=Policy.sandbox())
+    split = next(n for n in run.tree.executed() if n.tool == "split_and_fix")
+    assert split.resolved_input["sql"] == script  # the whole list, not one statement tested alone
+    assert split.output["localisation"]["failing_statement"] == 2
+    assert "no clause fails" not in split.summary and "statement 2 of 2 fails" in split.summary

@@ -251,3 +251,47 @@ def test_wall_time_budget_before_any_candidate(pg_db):
     assert any("wall time" in n for n in run.notes)
     assert run.status == "failed" and run.final_sql is None  # stopped before any candidate existed
     assert [n.tool for n in run.tree.executed()] == ["run_sql"]
+
+
+def test_every_prompt_shows_a_statement_list_the_same_way(pg_db):
+    """Planner, ambiguity detector, generator and judge see one format: numbered, ';'-terminated."""
+    stmts = ["SELECT count(*) FROM customers", "SELECT nme FROM customers"]
+    fixed = ["SELECT count(*) FROM customers", "SELECT name FROM customers"]
+    shown = "-- statement 1 of 2\nSELECT count(*) FROM customers;\n-- statement 2 of 2\nSELECT nme FROM customers;"
+    seen: dict[str, list[list[dict]]] = {}
+
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        seen.setdefault(name, []).append(messages)
+        if name == "PlannerReply":
+            return {"reason": "readings, then write", "cursor": "a",
+                    "plan": {"id": "a", "tool": "detect_ambiguities", "description": "readings",
+                             "children": [{"id": "g", "tool": "generate_sql", "description": "fix it"}]}}
+        if name == "AmbiguityReport":
+            return {"ambiguities": []}
+        if name == "GeneratedSQL":
+            return {"sql": fixed, "rationale": "nme -> name"}
+        if name == "JudgeScores":
+            return scores(9, "ok")
+        raise AssertionError(name)
+
+    run = repair("count customers, then list their names", stmts, pg_db, model=ScriptedChatModel(script))
+    assert run.status == "solved" and run.final_sql_statements == fixed
+    for name in ("PlannerReply", "AmbiguityReport", "GeneratedSQL"):
+        assert shown in user_text(seen[name][0]), name
+    assert shown.replace("nme", "name") in user_text(seen["JudgeScores"][0])
+    gen_system = seen["GeneratedSQL"][0][0]["content"]
+    assert "JSON array of strings" in gen_system and '["<statement 1>", "<statement 2>", ...]' in gen_system
+
+
+def test_a_single_statement_is_shown_terminated_and_answered_as_a_string(pg_db):
+    seen = []
+
+    def script(messages, role, response_model):
+        if response_model.__name__ == "GeneratedSQL":
+            seen.append(messages)
+        return simple()(messages, role, response_model)
+
+    repair(INTENT, [BAD], pg_db, model=ScriptedChatModel(script))
+    assert f"Original SQL:\n{BAD};" in user_text(seen[0])
+    assert "one JSON string" in seen[0][0]["content"] and "JSON array" not in seen[0][0]["content"]

@@ -32,8 +32,19 @@ from actsagent.graphs.models import Budget, PlannerReply
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
 from actsagent.llm import StructuredOutputError
-from actsagent.tools import (TOOLS, DetectAmbiguitiesOutput, GenerateSqlOutput, JudgeInput, NoModelError,
-                             RunSqlInput, ToolInputError, Verdict, judge, run_sql)
+from actsagent.tools import (
+    TOOLS,
+    DetectAmbiguitiesOutput,
+    GenerateSqlOutput,
+    JudgeInput,
+    NoModelError,
+    RunSqlInput,
+    ToolInputError,
+    Verdict,
+    judge,
+    run_sql,
+)
+from actsagent.tools._sqltext import statements_text
 
 # failures of the model (stored, drive backtracking); anything else is a bug and propagates
 _MODEL_FAULTS = (StructuredOutputError, ToolInputError, NoModelError)
@@ -218,11 +229,11 @@ def _resolve_input(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode
     working = _working_sql(tree, node, original)
     if node.tool == "run_sql":
         given["sql"] = given.get("sql") or working
-    elif node.tool in ("split_and_fix", "safeql_refine"):
-        sql = given.get("sql") or _failing_statement(tree, node, working)
-        given["sql"] = sql
-        if node.tool == "split_and_fix":
-            given.setdefault("intent", intent)
+    elif node.tool == "split_and_fix":  # a statement list goes whole: a statement may fail only after others ran
+        given["sql"] = given.get("sql") or working
+        given.setdefault("intent", intent)
+    elif node.tool == "safeql_refine":  # SafeQL refines one query: the statement that failed
+        given["sql"] = _failing_statement(tree, node, given.get("sql") or working)
     elif node.tool == "detect_ambiguities":
         given["intent"] = given.get("intent") or intent
         given["sql"] = given.get("sql") or original
@@ -237,8 +248,6 @@ def _resolve_input(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode
                  "feedback": "\n".join(f"- {r['sql']}: {r['why']}" for r in state["refuted"][-4:])}
     if given.get("sql") is None and node.tool in ("run_sql", "split_and_fix", "safeql_refine"):
         raise ToolInputError(f"{node.tool} needs SQL and there is none yet on this path")
-    if node.tool in ("split_and_fix", "safeql_refine") and isinstance(given["sql"], list):
-        given["sql"] = given["sql"][0]
     return TOOLS[node.tool].input_model.model_validate(given)
 
 
@@ -343,7 +352,7 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     if _rank(cand) > _rank(state.get("best")):
         state["best"] = cand
     if not verdict.passed:
-        sql = out.sql if isinstance(out.sql, str) else "; ".join(out.sql)
+        sql = statements_text(out.sql)
         state["refuted"].append({"node": node.id, "sql": sql[:600], "why": "; ".join(verdict.reasons)[:600]})
     rt.emit("candidate", verdict.summary(), node.id, sql=out.sql, passed=verdict.passed,
             execution=out.execution.summary())
@@ -529,9 +538,7 @@ def _json(obj: Any) -> str:
 
 
 def _sql_text(sql: str | list[str] | None) -> str:
-    if sql is None:
-        return ""
-    return sql if isinstance(sql, str) else ";\n".join(sql)
+    return statements_text(sql)
 
 
 # ---------------------------------------------------------------------------------------------------

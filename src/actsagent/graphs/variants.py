@@ -18,6 +18,7 @@ from actsagent.graphs.tree import PlanNode, PlanTree
 from actsagent.graphs.tree_graph import TreeState, initial_state
 from actsagent.llm import StructuredOutputError
 from actsagent.tools import RunSqlInput, RunSqlOutput, run_sql
+from actsagent.tools._sqltext import is_statement_list, statements_text
 from actsagent.tools.generate_sql import GeneratedSQL, _clean
 
 
@@ -39,7 +40,7 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
                 nonlocal current
                 resp = rt.ctx.complete("regenerate", role="tools", response_model=GeneratedSQL, intent=intent,
                                        original_sql=_text(sql), history=history, schema=rt.ctx.schema(),
-                                       statement_list=isinstance(sql, list))
+                                       statement_list=is_statement_list(sql))
                 current = _clean(resp.parsed.sql)
                 node.input = {"sql": current}
                 return run_sql(RunSqlInput(sql=current), rt.ctx)
@@ -66,7 +67,7 @@ def run_single_shot(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tr
 
     def once() -> RunSqlOutput:
         resp = rt.ctx.complete("single_shot", role="tools", response_model=GeneratedSQL, intent=intent,
-                               original_sql=_text(sql), schema=rt.ctx.schema(), statement_list=isinstance(sql, list))
+                               original_sql=_text(sql), schema=rt.ctx.schema(), statement_list=is_statement_list(sql))
         node.input = {"sql": _clean(resp.parsed.sql)}
         return run_sql(RunSqlInput(sql=node.input["sql"]), rt.ctx)
 
@@ -139,6 +140,4 @@ def _done(state: TreeState, tree: PlanTree) -> TreeState:
 
 
 def _text(sql: str | list[str] | None) -> str:
-    if sql is None:
-        return ""
-    return sql if isinstance(sql, str) else ";\n".join(sql)
+    return statements_text(sql)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._sqltext import statements_text
 
 
 class DetectAmbiguitiesInput(BaseModel):
@@ -45,7 +46,7 @@ class DetectAmbiguitiesOutput(AmbiguityReport):
 
 
 def detect_ambiguities(inp: DetectAmbiguitiesInput, ctx: ToolContext) -> DetectAmbiguitiesOutput:
-    sql = "\n".join(inp.sql) if isinstance(inp.sql, list) else inp.sql
+    sql = statements_text(inp.sql)
     resp = ctx.complete("detect_ambiguities", role="tools", response_model=AmbiguityReport,
                         intent=inp.intent, sql=sql or "", schema=ctx.schema(), max_ambiguities=inp.max_ambiguities)
     report: AmbiguityReport = resp.parsed

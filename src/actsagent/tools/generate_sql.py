@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._sqltext import is_statement_list, statements_text
 from actsagent.tools.run_sql import RunSqlInput, RunSqlOutput, run_sql
 
 
@@ -42,17 +43,17 @@ class GenerateSqlOutput(BaseModel):
         return [self.sql] if isinstance(self.sql, str) else list(self.sql)
 
     def summary(self) -> str:
-        sql = self.sql if isinstance(self.sql, str) else "; ".join(self.sql)
+        sql = statements_text(self.sql)
         return f"candidate ({self.source}): {sql}\n  -> {self.execution.summary()}"
 
 
 def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
     if inp.use_llm and ctx.model is not None:
-        original = "\n".join(inp.original_sql) if isinstance(inp.original_sql, list) else (inp.original_sql or "")
         resp = ctx.complete("generate_sql", role="tools", response_model=GeneratedSQL, intent=inp.intent,
-                            original_sql=original, hypothesis=inp.hypothesis, evidence=inp.evidence,
-                            draft_sql=inp.draft_sql, feedback=inp.feedback, schema=ctx.schema(),
-                            statement_list=isinstance(inp.original_sql, list), sandbox=ctx.sandbox_mode)
+                            original_sql=statements_text(inp.original_sql), hypothesis=inp.hypothesis,
+                            evidence=inp.evidence, draft_sql=statements_text(inp.draft_sql), feedback=inp.feedback,
+                            schema=ctx.schema(), statement_list=is_statement_list(inp.original_sql),
+                            sandbox=ctx.sandbox_mode)
         gen: GeneratedSQL = resp.parsed
         sql, source, why = _clean(gen.sql), "llm", gen.rationale
     elif inp.draft_sql:

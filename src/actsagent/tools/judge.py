@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._sqltext import statements_text
 from actsagent.tools.run_sql import RunSqlOutput
 
 # Reflect-SQL's weights (joins and granularity matter most); thresholds on the 1-10 scale.
@@ -69,7 +70,7 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
         empty = ex.last.empty
         return Verdict(passed=not empty, method="execution_only",
                        reasons=["executes but returns no rows"] if empty else ["executes; semantics not verified"])
-    sql = inp.sql if isinstance(inp.sql, str) else ";\n".join(inp.sql)
+    sql = statements_text(inp.sql)
     resp = ctx.complete("judge", role="judge", response_model=JudgeScores, intent=inp.intent, sql=sql,
                         result=ex.summary(), schema=ctx.schema())
     s: JudgeScores = resp.parsed
