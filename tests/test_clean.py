@@ -38,7 +38,7 @@ def test_clean_sqlite_pairs(tmp_path, sqlite_db):
     assert got["typo_table"]["verdict"] == "rejected"  # a reserved word as table name: no safe repair
     assert got["unsafe"]["verdict"] == "rejected" and got["unsafe"]["reason"].startswith("unsafe")
     assert got["hopeless"]["verdict"] == "rejected" and "unknown_relation" in got["hopeless"]["reason"]
-    assert "changes meaning" in got["hopeless"]["reason"]  # shipments -> orders is not a repair
+    assert "not a spelling fix" in got["hopeless"]["reason"]  # shipments -> orders is not a repair
     assert got["typo_table2"]["verdict"] == "repaired" and "FROM customers" in got["typo_table2"]["repaired_sql"]
     assert report.summary["pairs"] == 6 and report.summary["kept"] == 1 and report.summary["repaired"] == 2
     assert (tmp_path / "clean" / "verdicts_summary.md").exists()
@@ -72,10 +72,19 @@ def test_gate_refuses_repairs_that_change_meaning():
     far = near.model_copy(update={"edits": [Edit(operator="relation", reason="r", before="shipments", after="orders",
                                                  embed_distance=0.9)]})
     cut = RefineResult(status="refined", original_sql="SELECT COUNT(*) FROM order", refined_sql="SELECT COUNT(*)",
-                       edits=[Edit(operator="syntax", reason="r", before="x", after="y", embed_distance=0.2)])
+                       edits=[Edit(operator="attribute", reason="r", before="x", after="x", embed_distance=0.2)])
+    joined = near.model_copy(update={"edits": [Edit(operator="join", reason="r", before="country",
+                                                    after="singer.Country", embed_distance=0.0)]})
+    moved = near.model_copy(update={"edits": [Edit(operator="attribute", reason="r", before="T2.Name",
+                                                   after="T1.Name", embed_distance=0.0)]})
     assert gate(near.original_sql, near, "sqlite") is None
-    assert "changes meaning" in gate(far.original_sql, far, "sqlite")
+    assert "not a spelling fix" in gate(far.original_sql, far, "sqlite")
+    typo_far = near.model_copy(update={"edits": [Edit(operator="attribute", reason="r", before="nme", after="name",
+                                                      embed_distance=0.9)]})
+    assert "changes meaning" in gate(typo_far.original_sql, typo_far, "sqlite")  # embedding distance too
     assert "drops a table" in gate(cut.original_sql, cut, "sqlite")
+    assert "needs a judge" in gate(joined.original_sql, joined, "sqlite")
+    assert "another table" in gate(moved.original_sql, moved, "sqlite")
 
 
 def test_bad_input_is_a_clear_error(tmp_path):

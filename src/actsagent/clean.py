@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,8 +27,13 @@ from actsagent.reporting import Report, ReportTable, ResultLog
 
 Verdict = Literal["kept", "repaired", "rejected"]
 # Without an LLM nothing checks meaning, so a SafeQL repair is accepted only when every edit is a
-# near-synonym (embedding distance; "nme"->"name" is ~0.3, "shipments"->"orders" ~0.9) and no table is lost.
+# lexical fix: a rename of a column, table, function or literal to a near-identical spelling (string
+# similarity and embedding distance; "nme"->"name" passes, "shipments"->"orders" does not), on the
+# same table qualifier, with no table lost. Structural edits (joins added, GROUP BY added, text cut,
+# ambiguous columns assigned to a table) change what the query means and need the LLM judge.
 MAX_EDIT_DISTANCE = 0.5
+MIN_NAME_SIMILARITY = 0.75
+LEXICAL_OPERATORS = frozenset({"attribute", "relation", "function", "value", "mismatch"})
 
 
 class CleanPair(BaseModel):
@@ -183,6 +189,14 @@ class Cleaner:
 
     def _gate(self, original: str, ref: Any, dialect: str) -> str | None:
         """Why a SafeQL repair is too far from the original to trust without a judge, or None."""
+        for e in ref.edits:
+            if e.operator not in LEXICAL_OPERATORS:
+                return f"structural repair ({e.operator}: {e.before!r} -> {e.after!r}) needs a judge (LLM)"
+            (qb, nb), (qa, na) = _split_name(e.before), _split_name(e.after)
+            if qb and qa and qb != qa:
+                return f"repair moves {e.before!r} to another table ({e.after!r})"
+            if SequenceMatcher(None, nb, na).ratio() < MIN_NAME_SIMILARITY:
+                return f"repair is not a spelling fix ({e.before!r} -> {e.after!r})"
         far = [e for e in ref.edits if e.embed_distance > self.max_edit_distance]
         if far:
             e = far[0]
@@ -243,6 +257,15 @@ def _reason(err: Any) -> str:
     if isinstance(err, DbError):
         return f"{err.error_class.value}: {err.message}"
     return str(err)
+
+
+def _split_name(text: str) -> tuple[str, str]:
+    """('qualifier', 'name') of ``t.col`` (lowercase, quotes dropped); literals keep their text."""
+    t = text.strip().strip('"`[]').lower()
+    if "." in t and " " not in t and "'" not in t:
+        q, _, n = t.rpartition(".")
+        return q.strip('"`[]'), n.strip('"`[]')
+    return "", t.strip("'")
 
 
 def _table_count(sql: str, dialect: str) -> int:
