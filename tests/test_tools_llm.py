@@ -66,3 +66,20 @@ def test_judge_without_model_checks_execution_only(pg_db):
     ex = run_sql(RunSqlInput(sql="SELECT name FROM customers WHERE false"), ctx)
     v = judge(JudgeInput(intent="x", sql="q", execution=ex), ctx)
     assert v.method == "execution_only" and not v.passed and "no rows" in v.reasons[0]
+
+
+def test_judge_sees_the_row_counts_of_the_tables_read(pg_db_factory):
+    db = pg_db_factory(["CREATE TABLE loan (id INT, amount INT)", "INSERT INTO loan VALUES (1, 10), (2, 20)",
+                        "CREATE TABLE big (id INT)", "INSERT INTO big SELECT g FROM generate_series(1, 40) g",
+                        "ANALYZE big", "ANALYZE loan"])
+    ctx = ToolContext(db=db, model=ScriptedChatModel([scores(8, "the filter is right")]))
+    sql = "WITH l AS (SELECT * FROM loan WHERE amount > 100) SELECT l.id FROM l JOIN big b ON b.id = l.id"
+    ex = run_sql(RunSqlInput(sql=sql), ctx)
+    assert ex.ok and ex.last.empty
+    v = judge(JudgeInput(intent="loans over 100", sql=sql, execution=ex), ctx)
+    assert v.passed
+    messages = ctx.model.calls[0].messages
+    prompt = user_text(messages)
+    listed = prompt.split("Rows in the tables read:\n")[1].split("\n\n")[0].splitlines()
+    assert sorted(listed) == ["- big: 40", "- loan: 2 (nearly empty)"]  # the CTE l is no table
+    assert "An empty result is not evidence against the SQL" in messages[0]["content"]

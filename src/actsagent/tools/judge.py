@@ -60,6 +60,42 @@ class Verdict(BaseModel):
         return head + ("; " + "; ".join(self.reasons) if self.reasons else "")
 
 
+FEW_ROWS = 3  # a table this small (BIRD-CRITIC samples hold 0-3 rows) often gives a correct query no rows
+
+
+class TableRows(BaseModel):
+    name: str
+    rows: int | None  # the schema's row estimate (exact count for small tables); None when unknown
+
+
+def tables_read(sql: str | list[str], ctx: ToolContext) -> list[TableRows]:
+    """The database tables the SQL names (CTE names excluded), with their row counts from the schema.
+
+    An empty result over (nearly) empty tables says nothing against the SQL; the judge must know.
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    names: list[str] = []
+    for stmt in [sql] if isinstance(sql, str) else sql:
+        try:
+            trees = sqlglot.parse(stmt, read=ctx.db.dialect)
+        except sqlglot.errors.SqlglotError:
+            continue
+        for tree in trees:
+            if tree is None:
+                continue
+            ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+            names += [t.name for t in tree.find_all(exp.Table) if t.name and t.name.lower() not in ctes]
+    info = ctx.db.schema()
+    out: list[TableRows] = []
+    for name in dict.fromkeys(names):
+        t = info.table(name)
+        if t is not None and all(o.name != t.name for o in out):
+            out.append(TableRows(name=t.name, rows=t.row_estimate))
+    return out
+
+
 def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
     ex = inp.execution
     if not ex.ok:
@@ -72,7 +108,8 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
                        reasons=["executes but returns no rows"] if empty else ["executes; semantics not verified"])
     sql = statements_text(inp.sql)
     resp = ctx.complete("judge", role="judge", response_model=JudgeScores, intent=inp.intent, sql=sql,
-                        result=ex.summary(), schema=ctx.schema())
+                        result=ex.summary(), schema=ctx.schema(), tables=tables_read(inp.sql, ctx),
+                        few_rows=FEW_ROWS)
     s: JudgeScores = resp.parsed
     semantic = sum(getattr(s, k).score * w for k, w in WEIGHTS.items())
     reasons = [f"{k}: {getattr(s, k).reason}" for k in (*WEIGHTS, "entailment")
