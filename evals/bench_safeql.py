@@ -241,7 +241,22 @@ def summarise(records: list[dict], builds: dict[str, float]) -> Report:
     summary["failures_resolved_pct_excluding_missing_table"] = round(100 * res_ok / fb_ok, 1) if fb_ok else None
     broke_gold_empty = sum(r["match_before"] and not r["match_after"] and r["gold_empty"] for r in valid)
     summary["correct_to_wrong_where_gold_is_empty"] = broke_gold_empty
+    bench_rows = []
+    for bench in sorted({b for b, _ in by}):
+        rs = [r for (b, _), xs in by.items() if b == bench for r in xs]
+        fb = sum(r["before"] == "fail" for r in rs)
+        res = sum(r["before"] == "fail" and r["after"] != "fail" for r in rs)
+        ms = [r["refine_ms"] for r in rs if r.get("status") == "refined"]
+        bench_rows.append([bench, len(rs), fb, res, f"{100 * res / fb:.1f}" if fb else "-",
+                           sum(r["before"] == "empty" for r in rs), sum(r["after"] == "empty" for r in rs),
+                           f"{100 * sum(r['match_before'] for r in rs) / len(rs):.2f}",
+                           f"{100 * sum(r['match_after'] for r in rs) / len(rs):.2f}",
+                           sum(r["match_before"] and not r["match_after"] for r in rs),
+                           f"{statistics.median(ms):.1f}" if ms else "-", f"{_p95(ms):.1f}" if ms else "-"])
     tables = [
+        ReportTable(title="Per benchmark", columns=[
+            "bench", "n", "fail before", "resolved", "resolved %", "empty before", "empty after", "EX before %",
+            "EX after %", "right->wrong", "median ms", "p95 ms"], rows=bench_rows),
         ReportTable(title="Per benchmark and system", columns=[
             "bench", "system", "n", "fail before", "fail after", "resolved", "resolved %", "empty before",
             "empty after", "EX before %", "EX after %", "wrong->right", "right->wrong", "median ms", "p95 ms"],
