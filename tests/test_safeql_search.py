@@ -113,3 +113,26 @@ def test_inside_out_on_sqlite_without_positions(tmp_path):
     res = refine(db, sql)
     assert res.status == "refined" and res.refined_sql.count("age") == 2 and "agee" not in res.refined_sql
     assert [e.operator for e in res.edits] == ["attribute", "attribute"]
+
+
+def test_check_hook_sees_every_query_before_it_runs(tmp_path):
+    from actsagent.db.results import DbError, ErrorClass
+
+    db = _sqlite(tmp_path, USERS + ["CREATE TABLE user_names (id INTEGER, name TEXT)",
+                                    "INSERT INTO user_names VALUES (1, 'Leo')"])
+    seen: list[str] = []
+
+    def check(sql: str):
+        seen.append(sql)
+        if "user_names" in sql:  # a policy forbidding this table
+            return DbError(sql=sql, engine="guard", error_class=ErrorClass.GUARD_REJECTED, message="forbidden")
+        return None
+
+    res = refine(db, "SELECT name FROM usernames", check=check)
+    assert seen[0] == "SELECT name FROM usernames"
+    assert len(seen) == res.candidates_explored + 1
+    assert res.status == "refined" and "user_names" not in res.refined_sql and "users" in res.refined_sql
+    res = refine(db, "SELECT name FROM users WHERE id = 1", check=check)
+    assert res.status == "already_ok"
+    blocked = refine(db, "SELECT name FROM user_names", check=check)
+    assert blocked.status == "gave_up" and "guard_rejected" in blocked.why

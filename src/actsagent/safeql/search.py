@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -56,10 +57,23 @@ def _failure(res) -> Failure | None:
     return None
 
 
-def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
-           catalog: Catalog | None = None) -> RefineResult:
-    """Return the nearest query to ``sql`` that executes on ``db`` (read-only), or say why not."""
+def refine(db: Database, sql: str, *, options: RefineOptions | None = None, catalog: Catalog | None = None,
+           check: Callable[[str], DbError | None] | None = None) -> RefineResult:
+    """Return the nearest query to ``sql`` that executes on ``db`` (read-only), or say why not.
+
+    ``check`` (e.g. the SQL guard) sees every query before it runs, the original included; a
+    ``DbError`` it returns stands for the execution (refinable classes are refined further, a
+    ``guard_rejected`` candidate is dropped) and the query never reaches the database.
+    """
     opts = options or RefineOptions()
+
+    def run(q: str):
+        if check is not None:
+            verdict = check(q)
+            if verdict is not None:
+                return verdict
+        return db.execute(q, read_only=True, max_rows=opts.max_rows, timeout_s=opts.statement_timeout_s)
+
     start = time.perf_counter()
     result = RefineResult(status="gave_up", original_sql=sql)
 
@@ -75,7 +89,7 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
                         f"{sql.lstrip().split(None, 1)[0].upper() if sql.strip() else 'empty'}")
     if ast0 is not None and not is_query(ast0):
         ast0 = None  # a bare word or chat text that sqlglot read as something: only salvage can help
-    res0 = db.execute(sql, read_only=True, max_rows=opts.max_rows, timeout_s=opts.statement_timeout_s)
+    res0 = run(sql)
     if isinstance(res0, QueryResult) and (not res0.empty or not opts.refine_empty):
         return done(status="already_ok", why="the query executes", **_rows(res0, opts))
     fail0 = _failure(res0)
@@ -137,7 +151,7 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None,
     while heap and time.perf_counter() < deadline and expansions < opts.max_expansions \
             and result.candidates_explored < opts.max_candidates:
         node = heapq.heappop(heap)
-        res = db.execute(node.sql, read_only=True, max_rows=opts.max_rows, timeout_s=opts.statement_timeout_s)
+        res = run(node.sql)
         result.candidates_explored += 1
         if isinstance(res, QueryResult) and not res.empty:
             return done(status="refined", why="the refined query executes and returns rows",
