@@ -268,6 +268,12 @@ def summarise(records: list[dict], builds: dict[str, float]) -> Report:
         ReportTable(title="Index build (catalog) time per database", columns=["database", "build ms"],
                     rows=[[k, round(v, 1)] for k, v in sorted(builds.items())]),
     ]
+    used = Counter(op for r in valid if r.get("status") == "refined" for op in set(r.get("operators") or []))
+    right = Counter(op for r in valid if r.get("status") == "refined" and r["match_after"] and not r["match_before"]
+                    for op in set(r.get("operators") or []))
+    tables.append(ReportTable(title="Operators on the refinement path (refined queries)",
+                              columns=["operator", "refined queries using it", "of which now correct"],
+                              rows=[[op, n, right[op]] for op, n in used.most_common()]))
     gave = Counter((r.get("why") or "")[:70] for r in records if r.get("status") == "gave_up")
     tables.append(ReportTable(title="Why refinement gave up (top 15)", columns=["why", "count"],
                               rows=[[w, n] for w, n in gave.most_common(15)]))
