@@ -30,10 +30,21 @@ os.environ.setdefault("ACTSAGENT_EMBED_MODEL_PATH", str(MODEL_PATH))
 
 
 @pytest.fixture(scope="session")
-def pg_admin_url() -> str:
+def pg_admin_url() -> Iterator[str]:
     from actsagent.db import embedded
 
-    return embedded.server_url("postgres")
+    yield embedded.server_url("postgres")
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The embedded server outlives its process by design; a test session's own one must not."""
+    if not os.environ.get("ACTSAGENT_TEST_HOME"):
+        import shutil
+
+        from actsagent.db import embedded
+
+        embedded.stop()
+        shutil.rmtree(_HOME, ignore_errors=True)
 
 
 @pytest.fixture

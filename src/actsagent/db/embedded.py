@@ -45,11 +45,15 @@ def server_url(database: str = "postgres") -> str:
 def stop() -> bool:
     """Stop the embedded server if it runs; returns whether it was running."""
     global _server
+    if not status()["running"]:
+        _server = None
+        return False
     if _server is None:
-        server_url()
+        server_url()  # attach to the running server to get its handle
     assert _server is not None
     _server._stop()  # the library has no public stop for cleanup_mode=None servers
     _server = None
+    return True
 
 
 def _pgserver():
