@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from actsagent.guard import check_sql
 from actsagent.tools import SafeqlRefineInput, ToolContext, safeql_refine
 
 
@@ -15,3 +16,68 @@ def test_forbidden_sql_is_rejected_before_refinement(pg_db):
     out = safeql_refine(SafeqlRefineInput(sql="DROP TABLE orders"), ToolContext(db=pg_db))
     assert out.status == "rejected" and "guard" in out.message
     assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]
+
+
+STRFTIME = "SELECT strftime('%Y', ordered_at) AS yr, count(*) FROM orders GROUP BY yr ORDER BY yr"
+
+
+def test_unreviewed_function_is_not_sent_without_the_engines_check_hook(pg_db):
+    """strftime is not a reviewed PostgreSQL function: refining it needs SafeQL to run every query
+    through the policy first; this engine cannot, so nothing is sent and the report says why."""
+    import inspect
+
+    from actsagent.safeql import refine
+
+    out = safeql_refine(SafeqlRefineInput(sql=STRFTIME), ToolContext(db=pg_db))
+    if "check" not in inspect.signature(refine).parameters:
+        assert out.status == "rejected" and "strftime" in out.message and "'check' hook" in out.message
+    else:  # the hook has landed: the real engine refines, and only into SQL the policy allows
+        assert out.status != "rejected" or "forbidden by the policy" in out.message
+        assert out.sql is None or check_sql(out.sql, "postgres").ok
+
+
+def _hooked_engine(seen, answer):
+    """Stands in for refine() once it takes the check hook: asks the hook before 'executing' anything."""
+    def refine(db, sql, *, check=None, **_):
+        from actsagent.safeql.result import RefineResult
+
+        for q in (sql, answer):
+            err = check(q)
+            seen.append((q, err))
+            if err is None:
+                db.execute(q)  # only what passed the policy reaches the database
+        return RefineResult(status="refined", original_sql=sql, refined_sql=answer)
+    return refine
+
+
+def test_unreviewed_function_is_refined_through_the_policy_hook(pg_db, monkeypatch):
+    from actsagent import safeql
+
+    seen = []
+    fixed = "SELECT to_char(ordered_at, 'YYYY') AS yr, count(*) FROM orders GROUP BY yr ORDER BY yr"
+    monkeypatch.setattr(safeql, "refine", _hooked_engine(seen, fixed))
+    out = safeql_refine(SafeqlRefineInput(sql=STRFTIME), ToolContext(db=pg_db))
+    assert out.status == "refined" and out.sql == fixed
+    (orig, orig_err), (_, cand_err) = seen
+    # the forbidden original never runs: the hook answers with a typed unknown_function error naming it
+    assert orig == STRFTIME and orig_err.error_class.value == "unknown_function" and orig_err.identifier == "strftime"
+    assert orig_err.engine == "guard" and cand_err is None
+
+
+def test_a_refinement_the_policy_forbids_is_reported_as_rejected(pg_db, monkeypatch):
+    from actsagent import safeql
+
+    seen = []
+    monkeypatch.setattr(safeql, "refine", _hooked_engine(seen, "SELECT pg_sleep(0) FROM orders"))
+    out = safeql_refine(SafeqlRefineInput(sql=STRFTIME), ToolContext(db=pg_db))
+    assert out.status == "rejected" and out.sql is None and "forbidden by the policy" in out.message
+    assert seen[1][1] is not None and seen[1][1].error_class.value == "guard_rejected"  # never executed either
+
+
+def test_other_rejections_never_reach_the_engine(pg_db, monkeypatch):
+    from actsagent import safeql
+
+    seen = []
+    monkeypatch.setattr(safeql, "refine", _hooked_engine(seen, "SELECT 1"))
+    out = safeql_refine(SafeqlRefineInput(sql="SELECT * FROM orders; DELETE FROM orders"), ToolContext(db=pg_db))
+    assert out.status == "rejected" and seen == []
