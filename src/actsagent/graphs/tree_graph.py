@@ -556,7 +556,8 @@ def _clarify(rt: Runtime, state: TreeState) -> TreeState:
         tree.cursor = branches[choice].id
     else:  # a reading none of the options covered: a new branch with the user's words
         spec = branches[0] if branches else None
-        tmpl = tree.subtree_spec(spec.id) if spec else NodeSpec(description="write the SQL", tool="generate_sql")
+        tmpl = _without_drafts(tree.subtree_spec(spec.id)) if spec else NodeSpec(description="write the SQL",
+                                                                                  tool="generate_sql")
         tmpl.description = f"user's reading: {answer}"[:200]
         tree.cursor = tree.add_spec(tmpl, pending["node_id"], hypothesis=f"user says: {answer}")
     for b in branches:  # the user settled it: other readings are not explored

@@ -28,7 +28,8 @@ class GenerateSqlInput(BaseModel):
 
 
 class GeneratedSQL(BaseModel):
-    sql: str | list[str] = Field(description="the corrected SQL (a list of statements when several are needed)")
+    sql: str | list[str] = Field(description="a single statement as a string; for a statement list, an array "
+                                             "holding every statement in execution order (no trailing ';')")
     rationale: str = ""
 
 

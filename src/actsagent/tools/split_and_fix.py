@@ -66,7 +66,8 @@ class Localisation(BaseModel):
 
 
 class RepairedSQL(BaseModel):
-    sql: str | list[str] = Field(description="the corrected SQL: the whole query, or every statement of a list")
+    sql: str | list[str] = Field(description="the whole corrected query as a string; for a statement list, an "
+                                             "array holding every statement in execution order (no trailing ';')")
     explanation: str = ""
 
 
