@@ -54,3 +54,17 @@ def test_no_llm_statement_list_localises_the_failing_statement(pg_db_factory):
     assert split.resolved_input["sql"] == script  # the whole list, not one statement tested alone
     assert split.output["localisation"]["failing_statement"] == 2
     assert "no clause fails" not in split.summary and "statement 2 of 2 fails" in split.summary
+
+
+def test_no_llm_unreviewed_function_is_translated_by_safeql(pg_db):
+    """The strict guard rejects SQLite's strftime; the fallback still tries SafeQL, which translates it."""
+    from actsagent.guard import check_sql
+
+    run = repair("number of orders per year", "SELECT strftime('%Y', ordered_at) AS yr, count(*) FROM orders "
+                 "GROUP BY yr ORDER BY yr", pg_db)
+    nodes = run.tree.executed()
+    assert [n.tool for n in nodes] == ["run_sql", "safeql_refine", "generate_sql"]
+    assert nodes[0].output["statements"][0]["error"]["engine"] == "guard"  # never sent to the database
+    assert nodes[1].output["status"] == "refined"
+    assert run.status == "best_effort" and "strftime" not in run.final_sql.lower()
+    assert check_sql(run.final_sql, "postgres").ok and run.result.rows == [["2024", 4]]

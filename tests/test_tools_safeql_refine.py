@@ -21,23 +21,18 @@ def test_forbidden_sql_is_rejected_before_refinement(pg_db):
 STRFTIME = "SELECT strftime('%Y', ordered_at) AS yr, count(*) FROM orders GROUP BY yr ORDER BY yr"
 
 
-def test_unreviewed_function_is_not_sent_without_the_engines_check_hook(pg_db):
-    """strftime is not a reviewed PostgreSQL function: refining it needs SafeQL to run every query
-    through the policy first; this engine cannot, so nothing is sent and the report says why."""
-    import inspect
-
-    from actsagent.safeql import refine
-
+def test_unreviewed_function_is_refined_by_safeql_through_the_policy(pg_db):
+    """strftime is not a reviewed PostgreSQL function: the guard's check stands in for executing it,
+    SafeQL's function operator translates it, and the answer passes the policy."""
     out = safeql_refine(SafeqlRefineInput(sql=STRFTIME), ToolContext(db=pg_db))
-    if "check" not in inspect.signature(refine).parameters:
-        assert out.status == "rejected" and "strftime" in out.message and "'check' hook" in out.message
-    else:  # the hook has landed: the real engine refines, and only into SQL the policy allows
-        assert out.status != "rejected" or "forbidden by the policy" in out.message
-        assert out.sql is None or check_sql(out.sql, "postgres").ok
+    assert out.status == "refined", out.message
+    assert "strftime" not in out.sql.lower() and "to_char" in out.sql.lower()
+    assert check_sql(out.sql, "postgres").ok
+    assert any("function" in e for e in out.edits)
 
 
 def _hooked_engine(seen, answer):
-    """Stands in for refine() once it takes the check hook: asks the hook before 'executing' anything."""
+    """A stand-in engine that proposes ``answer``: it asks the hook before executing anything, as refine() does."""
     def refine(db, sql, *, check=None, **_):
         from actsagent.safeql.result import RefineResult
 

@@ -4,14 +4,13 @@ The engine is imported lazily (its own package); when it is not installed the to
 instead of failing the run. The SQL is checked against the active policy before the engine sees
 it, so refinement never starts from a statement the policy forbids, with one exception: a query
 rejected only for an unreviewed function (SQLite's ``strftime`` on PostgreSQL) is what SafeQL's
-function operator translates. That needs the engine to check every query against the policy
-before executing it (the ``check`` hook of ``refine``); without the hook such a query is rejected.
+function operator translates. The engine runs every query (the original included) through the
+policy first (``refine``'s ``check`` hook), so a forbidden query never reaches the database.
 Whatever the engine returns is checked again: a forbidden refinement is reported as rejected.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -42,8 +41,6 @@ class SafeqlRefineOutput(BaseModel):
 # Guard rules whose rejection SafeQL may still repair: the function is not on the reviewed list,
 # and the function operator can translate it to one that is (strftime -> to_char on PostgreSQL).
 REFINABLE_REJECTIONS = frozenset({"unknown_function"})
-# The keyword through which ``refine`` accepts the policy check (see ``_check_hook``).
-CHECK_HOOK = "check"
 
 
 def safeql_refine(inp: SafeqlRefineInput, ctx: ToolContext) -> SafeqlRefineOutput:
@@ -58,14 +55,8 @@ def safeql_refine(inp: SafeqlRefineInput, ctx: ToolContext) -> SafeqlRefineOutpu
         from actsagent.safeql import refine
     except ImportError as e:
         return SafeqlRefineOutput(status="unavailable", message=f"SafeQL refinement is not installed ({e})")
-    gate = _check_hook(ctx)
-    takes_check = CHECK_HOOK in inspect.signature(refine).parameters
-    if not verdict.ok and not takes_check:
-        # SafeQL would execute the rejected query (and untested candidates) directly: never send it
-        return SafeqlRefineOutput(status="rejected", message=(
-            f"guard: {verdict.reason}. SafeQL could translate the function, but this version of "
-            f"refine() takes no {CHECK_HOOK!r} hook to run every candidate through the policy first"))
-    res = refine(ctx.db, inp.sql, **({CHECK_HOOK: gate} if takes_check else {}))
+    # every query SafeQL would run (the original included) passes the policy first, or is not sent
+    res = refine(ctx.db, inp.sql, check=_check_hook(ctx))
     out = SafeqlRefineOutput(
         status=_field(res, "status", "gave_up"), sql=_field(res, "sql", None),
         edits=[str(e) for e in (_field(res, "edits", None) or [])],
