@@ -68,7 +68,7 @@ class Catalog:
 
     def token_distance(self, a: str, b: str) -> float:
         """Distance of two tokens: the embedding distance, or the lexical one when smaller."""
-        if a == b:
+        if a.lower() == b.lower():  # the same name up to case: an exact match, only its quoting may differ
             return 0.0
         emb = self.embedder.distance(humanize(a) if _identifier_like(a) else a,
                                      humanize(b) if _identifier_like(b) else b)
@@ -292,6 +292,12 @@ def _load_functions(db: Database, cat: Catalog) -> None:
     cat.functions = funcs
     cat.function_names = sorted(funcs)
     cat.function_vecs = None  # embedded on first use: most queries never need a function name
+    if db.dialect == "postgres":
+        from actsagent.safeql.quoting import add_reserved
+
+        kw = db.execute("SELECT word FROM pg_get_keywords() WHERE catcode IN ('R', 'T')", max_rows=10000)
+        if kw.ok:
+            add_reserved("postgres", [r[0] for r in kw.rows])
 
 
 _PG_DDL = [

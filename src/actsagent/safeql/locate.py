@@ -6,6 +6,7 @@ from sqlglot import exp
 
 from actsagent.safeql.analyze import Analysis, Resolution
 from actsagent.safeql.operators.base import Failure
+from actsagent.safeql.quoting import spelled_as
 
 
 def start_of(node: exp.Expression) -> int | None:
@@ -76,11 +77,19 @@ def locate_ambiguous(an: Analysis, failure: Failure) -> list[Resolution]:
     return _by_position(amb, failure, key=lambda r: r.column)
 
 
-def locate_tables(an: Analysis, failure: Failure) -> list[exp.Table]:
+def locate_tables(an: Analysis, failure: Failure, dialect: str | None = None) -> list[exp.Table]:
+    """Tables the catalog lacks, and (given ``dialect``) tables it has under another spelling: a bare
+    ``Employees`` folds to ``employees`` in PostgreSQL and misses the table ``"Employees"``."""
     _, name = _split_ident(failure.identifier)
     cte_names = {c.alias.lower() for c in an.ast.find_all(exp.CTE)}
-    tables = [t for t in an.ast.find_all(exp.Table)
-              if t.name and t.name.lower() not in cte_names and an.schema.table(t.name) is None]
+
+    def wrong(t: exp.Table) -> bool:
+        known = an.schema.table(t.name)
+        if known is None:
+            return True
+        return dialect is not None and isinstance(t.this, exp.Identifier) and not spelled_as(t.this, known.name, dialect)
+
+    tables = [t for t in an.ast.find_all(exp.Table) if t.name and t.name.lower() not in cte_names and wrong(t)]
     if name:
         tables = [t for t in tables if t.name.lower() == name.lower()] or tables
     return _by_position(tables, failure)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import sqlglot
 from sqlglot import exp
 
 from actsagent.db.base import Database
@@ -90,11 +91,17 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
     if ast0 is not None and not is_query(ast0):
         ast0 = None  # a bare word or chat text that sqlglot read as something: only salvage can help
     res0 = run(sql)
-    if isinstance(res0, QueryResult) and (not res0.empty or not opts.refine_empty):
+    # an aggregate without GROUP BY returns one row ([0, NULL]) even when no row passes FROM/WHERE:
+    # for value refinement that is an empty result too
+    agg_empty0 = (isinstance(res0, QueryResult) and not res0.empty and opts.refine_empty
+                  and _aggregates_nothing(ast0, run, db.dialect))
+    if isinstance(res0, QueryResult) and (not res0.empty or not opts.refine_empty) and not agg_empty0:
         return done(status="already_ok", why="the query executes", **_rows(res0, opts))
-    fail0 = _failure(res0)
+    fail0 = Failure(EMPTY) if agg_empty0 else _failure(res0)
     result.error_class = fail0.kind if fail0 else None
     result.error_message = fail0.message if fail0 else None
+    if agg_empty0:
+        result.error_message = _AGG_EMPTY
     if isinstance(res0, DbError) and res0.error_class not in _REFINABLE:
         return done(why=f"{res0.error_class.value} errors are not refinable: {res0.message}")
     if ast0 is None and fail0 is not None:
@@ -153,8 +160,14 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
         node = heapq.heappop(heap)
         res = run(node.sql)
         result.candidates_explored += 1
-        if isinstance(res, QueryResult) and not res.empty:
-            return done(status="refined", why="the refined query executes and returns rows",
+        # refining an emptiness: an aggregate's single row counts only if some row reaches the aggregate
+        agg_empty = (want_rows and isinstance(res, QueryResult) and not res.empty
+                     and _aggregates_nothing(node.ast, run, db.dialect))
+        if isinstance(res, QueryResult) and not res.empty and not agg_empty:
+            why = ("the refined query executes and its aggregate now covers rows (the original aggregated "
+                   "an empty row set: no row passed its FROM/WHERE)" if agg_empty0 else
+                   "the refined query executes and returns rows")
+            return done(status="refined", why=why,
                         refined_sql=node.sql, edits=node.edits, distance=node.delta, ted=node.ted,
                         **_rows(res, opts))
         if isinstance(res, QueryResult):
@@ -169,7 +182,8 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
 
     if fallback is not None:
         node, res = fallback
-        return done(status="refined", why="the refined query executes but returns no rows",
+        return done(status="refined", why="the refined query executes but returns no rows"
+                    + (" (or aggregates an empty row set)" if res.row_count else ""),
                     refined_sql=node.sql, edits=node.edits, distance=node.delta, ted=node.ted,
                     **_rows(res, opts))
     limit = ("time limit" if time.perf_counter() >= deadline else
@@ -205,6 +219,32 @@ def _child(node: _Node, p: Proposal, dialect: str, catalog: Catalog, opts: Refin
     edit = Edit(operator=p.operator, reason=p.reason, before=p.before, after=p.after,
                 embed_distance=round(p.token_distance, 4), sql=sql)
     return _Node(delta, next(seq), sql, p.ast, node.edits + [edit], embed, ted, node.depth + 1, ref, mism)
+
+
+_AGG_EMPTY = ("the query aggregates an empty row set: no row passes its FROM/WHERE, so its single row "
+              "(counts 0, sums NULL) is an empty result for value refinement")
+
+
+def _aggregates_nothing(ast: exp.Expression | None, run: Callable[[str], object], dialect: str) -> bool:
+    """A SELECT that aggregates without GROUP BY whose FROM/WHERE yields no row, checked cheaply by
+    running the FROM/WHERE alone as ``SELECT 1 ... LIMIT 1``."""
+    if not isinstance(ast, exp.Select) or ast.args.get("group") or not (ast.args.get("from_") or ast.args.get("from")):
+        return False
+    aggs = [a for e in ast.expressions for a in e.find_all(exp.AggFunc)
+            if not isinstance(a.parent, exp.Window) and a.find_ancestor(exp.Select) is ast]
+    if not aggs:
+        return False
+    probe = ast.copy()
+    probe.set("expressions", [exp.Literal.number(1)])
+    for key in ("having", "order", "offset", "distinct", "qualify"):
+        probe.set(key, None)
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+    try:
+        text = probe.sql(dialect=dialect)
+    except (sqlglot.errors.SqlglotError, ValueError, RecursionError):  # odd trees: no evidence of emptiness
+        return False
+    res = run(text)
+    return isinstance(res, QueryResult) and res.empty
 
 
 def _canon(ast: exp.Expression | None, sql: str, dialect: str) -> str:

@@ -6,13 +6,14 @@ from sqlglot import exp
 
 from actsagent.safeql.analyze import Analysis, ScopeInfo, Source
 from actsagent.safeql.catalog import Catalog
+from actsagent.safeql.quoting import ident, needs_quotes, spelled_as  # noqa: F401 (operators import them from here)
 from actsagent.schema.model import TableInfo
 
 
-def ident(name: str, dialect: str) -> exp.Identifier:
-    """An identifier quoted only when it must be (case or characters) for ``dialect``."""
-    plain = name.isidentifier() and (name == name.lower() or dialect == "sqlite")
-    return exp.to_identifier(name, quoted=not plain)
+def alias_ident(alias: str, dialect: str) -> exp.Identifier:
+    """A qualifier as the query wrote its alias (``T1``): quoted for characters or reserved words, not for
+    case, since a bare alias and a bare qualifier fold alike."""
+    return exp.to_identifier(alias, quoted=needs_quotes(alias.lower(), dialect))
 
 
 def set_column(col: exp.Column, name: str | None, qualifier: str | None, dialect: str, *,
@@ -20,7 +21,7 @@ def set_column(col: exp.Column, name: str | None, qualifier: str | None, dialect
     if name is not None:
         col.set("this", ident(name, dialect))
     if qualifier is not None:
-        col.set("table", ident(qualifier, dialect))
+        col.set("table", alias_ident(qualifier, dialect))
     elif not keep_qualifier:
         col.set("table", None)
 
@@ -46,7 +47,7 @@ def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog,
     if not pairs:
         return None
     a, b = pairs[0]
-    return exp.EQ(this=exp.column(ident(a, dialect), table=ident(left.alias, dialect)),
+    return exp.EQ(this=exp.column(ident(a, dialect), table=alias_ident(left.alias, dialect)),
                   expression=exp.column(ident(b, dialect), table=ident(new_ref, dialect)))
 
 

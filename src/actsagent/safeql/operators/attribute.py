@@ -3,11 +3,13 @@ qualifier), or swap a function argument for a column of the type the function ne
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from actsagent.safeql.analyze import copy_at
 from actsagent.safeql.locate import locate_columns, locate_functions
-from actsagent.safeql.operators._edit import set_column
+from actsagent.safeql.operators._edit import ident, set_column, spelled_as
 from actsagent.safeql.operators.base import Context, Failure, Proposal
 from actsagent.safeql.types import column_category
 
@@ -34,31 +36,54 @@ def _in_scope_columns(scope) -> list[tuple[str, str, str | None]]:
     return out
 
 
+_HINTED = re.compile(r'column "(?:([^".]+)\.)?([^"]+)"')
+
+
+def _hinted(failure: Failure) -> set[tuple[str | None, str]]:
+    """(qualifier, column) pairs the engine suggests (PostgreSQL: 'Perhaps you meant to reference the
+    column "e.FirstName".'): its own analyzer saw the query, so they rank first."""
+    hint = failure.error.hint if failure.error is not None else None
+    return {((q or "").lower() or None, c.lower()) for q, c in _HINTED.findall(hint or "")}
+
+
 def _replace_column(ctx: Context, failure: Failure) -> list[Proposal]:
     group = locate_columns(ctx.analysis, failure)
     if not group:
         return []
     first = group[0]
     cname, qual = first.column.name, first.column.table
+    written = first.column.this if isinstance(first.column.this, exp.Identifier) else None
     avail = _in_scope_columns(first.scope)
     names = {}
     for alias, col, _t in avail:
         names.setdefault(col.lower(), []).append(alias)
-    scored = sorted(((ctx.catalog.token_distance(cname, col), alias, col) for alias, col, _t in avail),
-                    key=lambda x: x[0])
+    hinted = _hinted(failure)
+
+    def dist(alias: str, col: str) -> float:
+        if (alias.lower(), col.lower()) in hinted or (None, col.lower()) in hinted:
+            return 0.0
+        return ctx.catalog.token_distance(cname, col)  # 0 for the same name up to case
+
+    scored = sorted(((dist(alias, col), alias, col) for alias, col, _t in avail), key=lambda x: x[0])
     out = []
-    for dist, alias, col in scored:
-        if col.lower() == cname.lower() and qual and alias.lower() == qual.lower():
+    for d, alias, col in scored:
+        # same name, reaching the column as written: only the qualifier can change
+        same = col.lower() == cname.lower() and spelled_as(written, col, ctx.dialect)
+        if same and qual and alias.lower() == qual.lower():
             continue
         new, cols = copy_at(ctx.ast, *[r.column for r in group])
         needs_qual = bool(qual) or len(names[col.lower()]) > 1
         for c in cols:
-            set_column(c, col if col.lower() != cname.lower() else None,
-                       alias if needs_qual else None, ctx.dialect, keep_qualifier=False)
+            set_column(c, None if same else col, alias if needs_qual else None, ctx.dialect,
+                       keep_qualifier=False)
         before = f"{qual}.{cname}" if qual else cname
-        after = f"{alias}.{col}" if needs_qual else col
-        out.append(Proposal(new, name, f"column {before!r} does not exist; nearest available is {after!r}",
-                            before, after, dist, group=before))
+        shown = ident(col, ctx.dialect).sql(dialect=ctx.dialect)
+        after = f"{alias}.{shown}" if needs_qual else shown
+        why = (f"column {before!r} does not exist; the engine suggests {after!r}" if d == 0.0 and hinted else
+               f"column {before!r} does not exist; {after!r} is the same name as stored (quoted)"
+               if col.lower() == cname.lower() and not same else
+               f"column {before!r} does not exist; nearest available is {after!r}")
+        out.append(Proposal(new, name, why, before, after, d, group=before))
     return out
 
 

@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from actsagent.safeql.analyze import copy_at, follow, node_path
 from actsagent.safeql.locate import locate_columns, locate_tables
-from actsagent.safeql.operators._edit import ident, refs_in_scope, set_column
+from actsagent.safeql.operators._edit import alias_ident, ident, refs_in_scope, set_column
 from actsagent.safeql.operators.base import Context, Failure, Proposal
 
 name = "relation"
@@ -23,14 +23,19 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
 
 def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
     an = ctx.analysis
-    targets = locate_tables(an, failure)
+    targets = locate_tables(an, failure, ctx.dialect)
     if not targets:
         return []
     target = targets[0]
     scope = an.scope_of(target)
-    in_use = {s.table.name.lower() for s in scope.sources.values() if s.table is not None} if scope else set()
+    same = an.schema.table(target.name)  # the table exists, spelled with another case: quote it as stored
+    in_use = {s.table.name.lower() for s in scope.sources.values() if s.table is not None and s.table is not same} \
+        if scope else set()
+    nearest = ctx.catalog.nearest_tables(target.name, ctx.options.k * 3, exclude=in_use)
+    if same is not None:
+        nearest = [(same, 0.0)] + [(t, d) for t, d in nearest if t is not same]
     out = []
-    for table, dist in ctx.catalog.nearest_tables(target.name, ctx.options.k * 3, exclude=in_use):
+    for table, dist in nearest:
         new, (t2,) = copy_at(ctx.ast, target)
         old = target.name
         t2.set("this", ident(table.name, ctx.dialect))
@@ -38,7 +43,7 @@ def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
             scope2 = an.scope_of(target)
             for c in refs_in_scope(an, scope2, old):
                 c2 = follow(new, node_path(c))
-                set_column(c2, None, table.name, ctx.dialect)
+                c2.set("table", ident(table.name, ctx.dialect))
         out.append(Proposal(new, name, f"relation {old!r} does not exist; nearest table is {table.name!r}",
                             old, table.name, dist, group=old))
     return out
@@ -69,7 +74,7 @@ def _replace_for_column(ctx: Context, failure: Failure) -> list[Proposal]:
             t2, cols = nodes[0], nodes[1:]
             t2.set("this", ident(cref.table.name, ctx.dialect))
             if not vnode.alias:
-                t2.set("alias", exp.TableAlias(this=ident(victim.alias, ctx.dialect)))
+                t2.set("alias", exp.TableAlias(this=alias_ident(victim.alias, ctx.dialect)))
             renamed = cref.column.name.lower() != cname.lower()
             for c in cols:
                 set_column(c, cref.column.name if renamed else None, None, ctx.dialect)
