@@ -35,7 +35,7 @@ from actsagent.graphs.variants import run_regenerate, run_single_shot
 from actsagent.tools import ToolContext
 from actsagent.tools.run_sql import execute_statements
 
-__all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream"]
+__all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream", "stream_resume"]
 
 Mode = Literal["tree", "linear", "regenerate", "single_shot"]
 _NO_LLM_NOTE = ("no LLM configured: ran the LLM-free fallback (run, SafeQL refinement, clause localisation); "
@@ -146,8 +146,22 @@ def stream(intent: str, sql: str | list[str] | None, db: Database, **kwargs: Any
     re-raised here after the events that preceded it.
     """
     use_ask = kwargs.pop("ask", False)
-    q: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
     user_cb = kwargs.pop("on_event", None)
+    if use_ask:
+        return _stream_call(lambda on_event: ask(intent, db, on_event=on_event, **kwargs), user_cb)
+    return _stream_call(lambda on_event: repair(intent, sql, db, on_event=on_event, **kwargs), user_cb)
+
+
+def stream_resume(thread_id: str, answer: str, db: Database, **kwargs: Any) -> Iterator[AgentEvent]:
+    """``resume`` a paused run, yielding its events like ``stream`` does."""
+    user_cb = kwargs.pop("on_event", None)
+    return _stream_call(lambda on_event: resume(thread_id, answer, db, on_event=on_event, **kwargs), user_cb)
+
+
+def _stream_call(call: Callable[[Callable[[AgentEvent], None]], AgentRun],
+                 user_cb: Callable[[AgentEvent], None] | None) -> Iterator[AgentEvent]:
+    """Run ``call(on_event)`` in a thread; yield its events as they come, then ``final`` with the run."""
+    q: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
 
     def sink(ev: AgentEvent) -> None:
         if user_cb:
@@ -157,8 +171,7 @@ def stream(intent: str, sql: str | list[str] | None, db: Database, **kwargs: Any
 
     def work() -> None:
         try:
-            run = ask(intent, db, on_event=sink, **kwargs) if use_ask else repair(intent, sql, db, on_event=sink,
-                                                                                  **kwargs)
+            run = call(sink)
             q.put(AgentEvent(type="final", node_id=run.final_node, message=run.status,
                              data={"run": run.model_dump(mode="json")}))
         except BaseException as e:  # re-raised in the consumer's thread

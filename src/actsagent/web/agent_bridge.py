@@ -6,9 +6,7 @@ API moves, this module moves with it and nothing else does.
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -85,41 +83,10 @@ class AgentBridge:
 
     def resume(self, thread_id: str, answer: str, db: Database) -> Iterator[BridgeEvent]:
         """Continue a run paused on a clarification; its steps stream like a fresh run's."""
-        from actsagent.agent import resume
+        from actsagent.agent import stream_resume
 
-        yield from _streamed(lambda on_event: resume(thread_id, answer, db, model=self.model, on_event=on_event))
-
-
-def _streamed(call: Callable[[Callable[[Any], None]], Any]) -> Iterator[BridgeEvent]:
-    """Run ``call(on_event)`` in a thread and yield its events as they come, then a ``final`` event
-    carrying the returned run; an exception of the run is re-raised after the events before it."""
-    q: queue.Queue[Any] = queue.Queue()
-    done = object()
-
-    def sink(ev: Any) -> None:
-        if getattr(ev, "type", None) != "final":
-            q.put(ev)
-
-    def work() -> None:
-        try:
-            run = call(sink)
-            q.put(BridgeEvent(type="final", node_id=getattr(run, "final_node", None),
-                              message=str(getattr(run, "status", "")), data={"run": jsonable(_dump(run))}))
-        except BaseException as e:  # noqa: BLE001 - handed to the consumer's thread
-            q.put(e)
-        finally:
-            q.put(done)
-
-    thread = threading.Thread(target=work, daemon=True, name="copilot-resume")
-    thread.start()
-    while True:
-        item = q.get()
-        if item is done:
-            break
-        if isinstance(item, BaseException):
-            raise item
-        yield item if isinstance(item, BridgeEvent) else to_bridge_event(item)
-    thread.join()
+        for ev in stream_resume(thread_id, answer, db, model=self.model):
+            yield to_bridge_event(ev)
 
 
 def final_view(data: dict[str, Any]) -> FinalView:
