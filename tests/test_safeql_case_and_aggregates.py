@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from actsagent.db.sqlite import SqliteDatabase
-from actsagent.safeql import refine
+from actsagent.safeql import aggregates_nothing, refine
 
 SETUP = [
     'CREATE TABLE employees (emp_id INTEGER PRIMARY KEY, "FirstName" TEXT, last_name TEXT, "order" INTEGER)',
@@ -87,6 +87,8 @@ def test_aggregate_over_empty_filter_refines_the_literal(db):
     sql = ("SELECT count(*), sum(o.amount) FROM \"Orders\" o JOIN employees e ON e.emp_id = o.sales_rep "
            "WHERE o.status = 'paid'")
     assert len(db.execute(sql).rows) == 1  # one row [0, NULL]: not empty to a plain check
+    assert aggregates_nothing(db, sql)
+    assert not aggregates_nothing(db, sql.replace("'paid'", "'PAID'"))
     res = refine(db, sql)
     assert res.status == "refined", res.why
     assert res.error_class == "empty_result" and "aggregates an empty row set" in res.error_message

@@ -5,6 +5,6 @@
 """
 
 from actsagent.safeql.result import Edit, RefineOptions, RefineResult
-from actsagent.safeql.search import refine
+from actsagent.safeql.search import aggregates_nothing, refine
 
-__all__ = ["Edit", "RefineOptions", "RefineResult", "refine"]
+__all__ = ["Edit", "RefineOptions", "RefineResult", "aggregates_nothing", "refine"]

@@ -225,6 +225,18 @@ _AGG_EMPTY = ("the query aggregates an empty row set: no row passes its FROM/WHE
               "(counts 0, sums NULL) is an empty result for value refinement")
 
 
+def aggregates_nothing(db: Database, sql: str, *, check: Callable[[str], DbError | None] | None = None,
+                       timeout_s: float = 3.0) -> bool:
+    """Whether ``sql`` aggregates without GROUP BY over an empty FROM/WHERE: its one row ([0, NULL]) is
+    an empty result to value refinement, so a caller that saw that row should call ``refine``."""
+
+    def run(q: str):
+        verdict = check(q) if check is not None else None
+        return verdict if verdict is not None else db.execute(q, read_only=True, max_rows=1, timeout_s=timeout_s)
+
+    return _aggregates_nothing(parse(sql, db.dialect), run, db.dialect)
+
+
 def _aggregates_nothing(ast: exp.Expression | None, run: Callable[[str], object], dialect: str) -> bool:
     """A SELECT that aggregates without GROUP BY whose FROM/WHERE yields no row, checked cheaply by
     running the FROM/WHERE alone as ``SELECT 1 ... LIMIT 1``."""
