@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from actsagent.db import DbError, QueryResult
 from actsagent.graphs.tree import NodeSpec, PlanTree
+from actsagent.tools._context import Usage
 
 Mode = Literal["tree", "linear", "regenerate", "single_shot"]
 
@@ -45,12 +46,7 @@ class AgentEvent(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunUsage(BaseModel):
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    llm_ms: float = 0.0
+RunUsage = Usage  # a run's totals are the same record as a node's
 
 
 class Clarification(BaseModel):
