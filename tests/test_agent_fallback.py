@@ -68,3 +68,12 @@ def test_no_llm_unreviewed_function_is_translated_by_safeql(pg_db):
     assert nodes[1].output["status"] == "refined"
     assert run.status == "best_effort" and "strftime" not in run.final_sql.lower()
     assert check_sql(run.final_sql, "postgres").ok and run.result.rows == [["2024", 4]]
+
+
+def test_no_llm_aggregate_over_a_filter_matching_nothing_is_refined(pg_db):
+    # COUNT 0 / SUM NULL is what an aggregate over an empty row set returns: treated like an empty result
+    run = repair("number and value of paid orders", "SELECT count(*), sum(total) FROM orders WHERE status = 'PAID'",
+                 pg_db)
+    assert [n.tool for n in run.tree.executed()] == ["run_sql", "safeql_refine", "generate_sql"]
+    assert "'paid'" in run.final_sql
+    assert run.result.rows[0][0] == 2

@@ -137,7 +137,7 @@ def _plan(rt: Runtime, state: TreeState) -> None:
         state["counters"]["probe_ms"] = (time.perf_counter() - t0) * 1000
         state["original_result"] = first.summary()
         first_error = first.error
-        first_empty = first.ok and first.last.empty
+        first_empty = first.ok and (first.last.empty or first.last.vacuous)
     else:
         state["original_result"] = "(no SQL given: write it from the intent)"
         first_error, first_empty = None, False

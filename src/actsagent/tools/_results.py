@@ -43,6 +43,12 @@ class ExecSummary(BaseModel):
     def empty(self) -> bool:
         return self.ok and self.row_count == 0 and bool(self.columns)
 
+    @property
+    def vacuous(self) -> bool:
+        """One row of only NULLs and zeros: what aggregates over an empty row set return (COUNT 0, SUM NULL),
+        as much a sign of a filter matching nothing as an empty result."""
+        return self.ok and self.row_count == 1 and bool(self.rows) and all(v is None or v == 0 for v in self.rows[0])
+
     def describe(self, rows: int | None = None) -> str:
         """A few lines for a prompt: the error, or the columns and rows, saying how many are shown.
 
