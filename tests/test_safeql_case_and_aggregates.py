@@ -104,3 +104,13 @@ def test_aggregates_that_see_rows_are_left_alone(db):
                 "SELECT (SELECT count(*) FROM employees WHERE last_name = 'nobody') FROM \"Orders\" LIMIT 1"]:
         res = refine(db, sql)
         assert res.status == "already_ok", (sql, res.why)
+
+
+def test_join_to_a_mixed_case_table_qualifies_with_its_stored_name(db):
+    res = refine(db, "SELECT e.last_name, amount FROM employees e WHERE e.emp_id = 2")
+    assert res.status == "refined", res.why
+    assert "join" in [e.operator for e in res.edits], res.edits
+    if db.dialect == "postgres":
+        assert '"Orders".amount' in res.refined_sql, res.refined_sql
+    rows = db.execute(res.refined_sql).rows
+    assert sorted((r[0], float(r[1])) for r in rows) == [("Okafor", 3.0), ("Okafor", 4.0)]

@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from actsagent.safeql.analyze import copy_at
 from actsagent.safeql.locate import locate_columns
-from actsagent.safeql.operators._edit import ident, join_condition, set_column
+from actsagent.safeql.operators._edit import ident, join_condition, set_column, spelled_as
 from actsagent.safeql.operators.base import Context, Failure, Proposal
 
 name = "join"
@@ -48,9 +48,11 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         new, nodes = copy_at(ctx.ast, select, *[r.column for r in group])
         sel2, cols = nodes[0], nodes[1:]
         sel2.append("joins", exp.Join(this=exp.Table(this=ident(table.name, ctx.dialect)), on=cond, kind="INNER"))
-        renamed = cref.column.name.lower() != cname.lower()
         for c in cols:
-            set_column(c, cref.column.name if renamed else None, table.name, ctx.dialect)
+            renamed = not spelled_as(c.this if isinstance(c.this, exp.Identifier) else None, cref.column.name,
+                                     ctx.dialect)
+            set_column(c, cref.column.name if renamed else None, None, ctx.dialect)
+            c.set("table", ident(table.name, ctx.dialect))  # the joined table's own name, spelled as stored
         out.append(Proposal(new, name, f"column {cname!r} is not in the FROM tables; join {table.name!r} "
                                        f"on {cond.sql(dialect=ctx.dialect)}",
                             cname, f"{table.name}.{cref.column.name}", dcol, group=cname))

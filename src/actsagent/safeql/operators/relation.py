@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from actsagent.safeql.analyze import copy_at, follow, node_path
 from actsagent.safeql.locate import locate_columns, locate_tables
-from actsagent.safeql.operators._edit import alias_ident, ident, refs_in_scope, set_column
+from actsagent.safeql.operators._edit import alias_ident, ident, refs_in_scope, set_column, spelled_as
 from actsagent.safeql.operators.base import Context, Failure, Proposal
 
 name = "relation"
@@ -75,8 +75,9 @@ def _replace_for_column(ctx: Context, failure: Failure) -> list[Proposal]:
             t2.set("this", ident(cref.table.name, ctx.dialect))
             if not vnode.alias:
                 t2.set("alias", exp.TableAlias(this=alias_ident(victim.alias, ctx.dialect)))
-            renamed = cref.column.name.lower() != cname.lower()
             for c in cols:
+                renamed = not spelled_as(c.this if isinstance(c.this, exp.Identifier) else None, cref.column.name,
+                                         ctx.dialect)
                 set_column(c, cref.column.name if renamed else None, None, ctx.dialect)
             dtab = ctx.catalog.token_distance(victim.table.name, cref.table.name)
             before = f"{victim.table.name}.{cname}"
