@@ -17,7 +17,9 @@ class RefineOptions(BaseModel, frozen=True):
     max_candidates: int = Field(default=400, ge=1)
     time_limit_s: float = Field(default=5.0, gt=0)
     statement_timeout_s: float = Field(default=3.0, gt=0)
-    refine_empty: bool = True  # treat an empty result as a failure to refine (value refinement)
+    # treat an empty result as a failure to refine (value refinement); so is an aggregate without GROUP BY
+    # whose FROM/WHERE yields no row (its single row [0, NULL] says nothing matched)
+    refine_empty: bool = True
     preview_rows: int = Field(default=10, ge=0)
     max_rows: int = Field(default=1000, ge=1)
 
@@ -38,7 +40,8 @@ class RefineResult(BaseModel):
     why: str = ""
     original_sql: str
     refined_sql: str | None = None
-    error_class: str | None = None  # what was wrong with the original ("empty_result" for no rows)
+    # what was wrong with the original: "empty_result" for no rows, or for an aggregate over no rows
+    error_class: str | None = None
     error_message: str | None = None
     edits: list[Edit] = Field(default_factory=list)
     distance: float = 0.0  # delta of the answer from the original
