@@ -3,11 +3,9 @@ embedded PostgreSQL and on SQLite."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+from engines import open_engine, sorted_rows
 
-from actsagent.db.sqlite import SqliteDatabase
 from actsagent.safeql import aggregates_nothing, refine
 
 SETUP = [
@@ -22,22 +20,7 @@ SETUP = [
 
 @pytest.fixture(params=["postgres", "sqlite"])
 def db(request, tmp_path):
-    if request.param == "postgres":
-        yield request.getfixturevalue("pg_db_factory")(SETUP)
-        return
-    path = tmp_path / "t.sqlite"
-    with sqlite3.connect(path) as conn:
-        for s in SETUP:
-            conn.execute(s)
-    d = SqliteDatabase(path)
-    yield d
-    d.close()
-
-
-def _rows(db, sql):
-    res = db.execute(sql)
-    assert res.ok, res
-    return sorted(tuple(str(v) for v in r) for r in res.rows)
+    return open_engine(request, tmp_path, SETUP)
 
 
 def test_mixed_case_column_is_quoted_as_stored(db):
@@ -52,7 +35,7 @@ def test_mixed_case_column_is_quoted_as_stored(db):
     first = res.edits[0]
     assert first.operator == "attribute" and first.embed_distance == 0.0, res.edits
     assert '"FirstName"' in res.refined_sql and "last_name" not in res.refined_sql
-    assert _rows(db, res.refined_sql) == [("Kemi", "2"), ("Olga", "2")]
+    assert sorted_rows(db, res.refined_sql) == [("Kemi", "2"), ("Olga", "2")]
 
 
 def test_engine_hint_names_the_column(db):
@@ -61,7 +44,7 @@ def test_engine_hint_names_the_column(db):
     assert res.edits[0].operator == "attribute", res.edits
     if db.dialect == "postgres":  # PostgreSQL says: Perhaps you meant to reference the column "e.FirstName"
         assert res.edits[0].embed_distance == 0.0 and "engine suggests" in res.edits[0].reason
-    assert _rows(db, res.refined_sql) == [("Olga",)]
+    assert sorted_rows(db, res.refined_sql) == [("Olga",)]
 
 
 def test_reserved_column_is_quoted(db):
@@ -80,7 +63,7 @@ def test_mixed_case_table_is_quoted_as_stored(db):
     assert res.error_class == "unknown_relation"
     assert res.edits[0].operator == "relation" and res.edits[0].embed_distance == 0.0, res.edits
     assert '"Orders"' in res.refined_sql
-    assert _rows(db, res.refined_sql) == [("2",)]
+    assert sorted_rows(db, res.refined_sql) == [("2",)]
 
 
 def test_aggregate_over_empty_filter_refines_the_literal(db):

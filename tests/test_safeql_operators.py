@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+from engines import open_engine, sorted_rows
 
-from actsagent.db.sqlite import SqliteDatabase
 from actsagent.safeql import refine
 
 SETUP = [
@@ -25,22 +23,7 @@ SETUP = [
 
 @pytest.fixture(params=["postgres", "sqlite"])
 def db(request, tmp_path):
-    if request.param == "postgres":
-        yield request.getfixturevalue("pg_db_factory")(SETUP)
-        return
-    path = tmp_path / "t.sqlite"
-    with sqlite3.connect(path) as conn:
-        for s in SETUP:
-            conn.execute(s)
-    d = SqliteDatabase(path)
-    yield d
-    d.close()
-
-
-def _rows(db, sql):
-    res = db.execute(sql)
-    assert res.ok, res
-    return sorted(tuple(str(v) for v in r) for r in res.rows)
+    return open_engine(request, tmp_path, SETUP)
 
 
 def _refined(db, sql, operator):
@@ -53,34 +36,34 @@ def _refined(db, sql, operator):
 
 def test_relation(db):
     res = _refined(db, "SELECT country_name FROM countries", "relation")
-    assert _rows(db, res.refined_sql) == [("Germany",), ("South Korea",), ("United States",)]
+    assert sorted_rows(db, res.refined_sql) == [("Germany",), ("South Korea",), ("United States",)]
 
 
 def test_join_adds_table_on_foreign_key(db):
     res = _refined(db, "SELECT p.first_name, population FROM person p WHERE p.age > 30", "join")
     assert " JOIN " in res.refined_sql.upper() and " ON " in res.refined_sql.upper()
-    assert _rows(db, res.refined_sql) == [("Bob", "331000000"), ("Charlie", "83200000")]
+    assert sorted_rows(db, res.refined_sql) == [("Bob", "331000000"), ("Charlie", "83200000")]
 
 
 def test_attribute_fixes_name_and_qualifier(db):
     res = _refined(db, "SELECT p.firstname FROM person p WHERE p.age < 30", "attribute")
-    assert _rows(db, res.refined_sql) == [("Alice",)]
+    assert sorted_rows(db, res.refined_sql) == [("Alice",)]
     res = _refined(db, "SELECT x.first_name FROM person p WHERE p.age < 30", "attribute")
-    assert _rows(db, res.refined_sql) == [("Alice",)]
+    assert sorted_rows(db, res.refined_sql) == [("Alice",)]
 
 
 def test_value_nearest_stored_value(db):
     res = _refined(db, "SELECT region FROM country WHERE country_name = 'south korea'", "value")
-    assert _rows(db, res.refined_sql) == [("Asia",)]
+    assert sorted_rows(db, res.refined_sql) == [("Asia",)]
     assert res.error_class == "empty_result"
     res = _refined(db, "SELECT country_name FROM country WHERE region LIKE 'Europa%'", "value")
-    assert _rows(db, res.refined_sql) == [("Germany",)]
+    assert sorted_rows(db, res.refined_sql) == [("Germany",)]
 
 
 def test_ambiguous_column_is_qualified(db):
     res = _refined(db, "SELECT country_name, population FROM country JOIN country_info "
                        "ON country.country_id = country_info.country_id WHERE country_id = 2", "ambiguous")
-    assert _rows(db, res.refined_sql) == [("United States", "331000000")]
+    assert sorted_rows(db, res.refined_sql) == [("United States", "331000000")]
 
 
 def test_function_dialect_equivalent(db):
@@ -89,16 +72,16 @@ def test_function_dialect_equivalent(db):
     else:
         sql = "SELECT count(*) FROM country_info WHERE YEAR(founded) = 1948"
     res = _refined(db, sql, "function")
-    assert _rows(db, res.refined_sql) == [("1",)]
+    assert sorted_rows(db, res.refined_sql) == [("1",)]
 
 
 def test_function_argument_swapped_for_numeric_column(db):
     if db.dialect == "postgres":
         res = _refined(db, "SELECT sum(c.country_name) FROM country c", "attribute")
-        assert _rows(db, res.refined_sql) == [("6",)]
+        assert sorted_rows(db, res.refined_sql) == [("6",)]
     else:  # SQLite sums text as 0; an unknown function name is what fails there
         res = _refined(db, "SELECT summ(age) FROM person", "function")
-        assert _rows(db, res.refined_sql)[0][0] in ("105", "105.0")
+        assert sorted_rows(db, res.refined_sql)[0][0] in ("105", "105.0")
 
 
 def test_type_mismatch_cast(db):
@@ -106,21 +89,21 @@ def test_type_mismatch_cast(db):
         res = _refined(db, "SELECT first_name FROM person WHERE age::text >= 40", "mismatch")
     else:  # the text expression never equals a number in SQLite: an empty result, not an error
         res = _refined(db, "SELECT population FROM country_info WHERE substr(founded, 1, 4) = 1948", "mismatch")
-        assert _rows(db, res.refined_sql) == [("51780000",)]
+        assert sorted_rows(db, res.refined_sql) == [("51780000",)]
         return
-    assert _rows(db, res.refined_sql) == [("Charlie",)]
+    assert sorted_rows(db, res.refined_sql) == [("Charlie",)]
 
 
 def test_aggregate_condition_moves_to_having(db):
     res = _refined(db, "SELECT region, count(*) FROM country WHERE count(*) >= 1 GROUP BY region", "aggregate")
     assert "HAVING" in res.refined_sql.upper()
-    assert len(_rows(db, res.refined_sql)) == 3
+    assert len(sorted_rows(db, res.refined_sql)) == 3
 
 
 def test_aggregate_condition_without_group_by_gets_one(db):
     res = _refined(db, "SELECT country_id FROM person WHERE count(person_id) >= 1", "aggregate")
     assert "GROUP BY" in res.refined_sql.upper()
-    assert _rows(db, res.refined_sql) == [("1",), ("2",), ("3",)]
+    assert sorted_rows(db, res.refined_sql) == [("1",), ("2",), ("3",)]
 
 
 def test_ungrouped_column_on_postgres(db):
@@ -129,18 +112,18 @@ def test_ungrouped_column_on_postgres(db):
         assert refine(db, sql).status == "already_ok"
         return
     res = _refined(db, sql, "aggregate")
-    assert len(_rows(db, res.refined_sql)) == 3
+    assert len(sorted_rows(db, res.refined_sql)) == 3
 
 
 def test_nested_aggregate_is_unnested(db):
     res = _refined(db, "SELECT region FROM country GROUP BY region HAVING count(*) = "
                        "(SELECT max(count(*)) FROM country GROUP BY region)", "aggregate")
-    assert len(_rows(db, res.refined_sql)) == 3
+    assert len(sorted_rows(db, res.refined_sql)) == 3
 
 
 def test_syntax_salvage_closes_a_cut_off_query(db):
     res = _refined(db, "SELECT first_name FROM person WHERE age > 30 AND (last_name = 'Park' OR last_na", "syntax")
-    assert _rows(db, res.refined_sql) == [("Charlie",)]
+    assert sorted_rows(db, res.refined_sql) == [("Charlie",)]
 
 
 def test_syntax_rewrites_what_the_dialect_lacks(db):
@@ -149,22 +132,22 @@ def test_syntax_rewrites_what_the_dialect_lacks(db):
     else:
         res = _refined(db, "SELECT first_name FROM person WHERE age > ALL (SELECT age FROM person WHERE age < 40)",
                        "syntax")
-    assert _rows(db, res.refined_sql) == [("Charlie",)]
+    assert sorted_rows(db, res.refined_sql) == [("Charlie",)]
 
 
 def test_syntax_salvage_keeps_the_first_select(db):
     res = _refined(db, "```sql\nSELECT first_name FROM person WHERE age > 40;\n```\nThis lists people.", "syntax")
-    assert _rows(db, res.refined_sql) == [("Charlie",)]
+    assert sorted_rows(db, res.refined_sql) == [("Charlie",)]
 
 
 def test_nested_subquery_and_cte(db):
     res = _refined(db, "WITH big AS (SELECT country_id FROM country_info WHERE populaton > 100000000) "
                        "SELECT country_name FROM country WHERE country_id IN (SELECT country_id FROM big)",
                    "attribute")
-    assert _rows(db, res.refined_sql) == [("United States",)]
+    assert sorted_rows(db, res.refined_sql) == [("United States",)]
     res = _refined(db, "SELECT first_name FROM person WHERE age > (SELECT avg(agee) FROM person) "
                        "UNION SELECT country_name FROM country WHERE region = 'Asia'", "attribute")
-    assert _rows(db, res.refined_sql) == [("Charlie",), ("South Korea",)]
+    assert sorted_rows(db, res.refined_sql) == [("Charlie",), ("South Korea",)]
 
 
 def test_ok_and_non_select_are_left_alone(db):

@@ -51,6 +51,16 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
+def print_summary(summary: dict[str, Any], *, json_out: bool, footer: str) -> None:
+    """A batch job's summary: JSON for scripts, else one metric a line and where the files are."""
+    if json_out:
+        print_json(summary)
+        return
+    for k, v in summary.items():
+        console.print(f"{k}: {v}")
+    console.print(footer)
+
+
 def rows_table(columns: list[str], rows: list[list[Any]], *, title: str | None = None, max_rows: int = 50) -> Table:
     table = Table(title=title, show_lines=False, header_style="bold cyan")
     for c in columns:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from actsagent.cli._common import console, print_json
+from actsagent.cli._common import print_summary
 
 bc = typer.Typer(no_args_is_help=True, help="BIRD-CRITIC repair benchmark on the sample databases.")
 
@@ -37,7 +37,7 @@ def run_cmd(
     sys_obj = make_system(system, task_set)
     report = run_benchmark(task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids),
                            scorer_variant=scorer_variant)
-    _show(report, out, json_out)
+    print_summary(report.summary, json_out=json_out, footer=f"report: {out}")
 
 
 @bc.command("validate")
@@ -52,22 +52,13 @@ def validate_cmd(
     from actsagent.birdcritic.validate import validate
 
     report = validate(out, sets=sets, workers=workers, limit=limit, baselines=baselines)
-    _show(report, out, False)
+    print_summary(report.summary, json_out=False, footer=f"report: {out}")
 
 
 def _split(ids: list[str] | None) -> list[str] | None:
     if not ids:
         return None
     return [i.strip() for chunk in ids for i in chunk.split(",") if i.strip()]
-
-
-def _show(report, out: Path, json_out: bool) -> None:
-    if json_out:
-        print_json(report.summary)
-        return
-    for k, v in report.summary.items():
-        console.print(f"{k}: {v}")
-    console.print(f"report: {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from actsagent.cli._common import console, print_json
+from actsagent.cli._common import print_summary
 
 
 def clean_cmd(
@@ -32,12 +32,8 @@ def clean_cmd(
 
         raise LLMUnavailable("--llm needs a configured model (OPENAI_API_KEY / OPENAI_BASE_URL)")
     report = clean_file(input_path, out, workers=workers, use_llm=use_llm, mode=mode, default_db=db)
-    if json_out:
-        print_json(report.summary)
-        return
-    for k, v in report.summary.items():
-        console.print(f"{k}: {v}")
-    console.print(f"verdicts: {out}  summary: {out.parent / (out.stem + '_summary.md')}")
+    print_summary(report.summary, json_out=json_out,
+                  footer=f"verdicts: {out}  summary: {out.parent / (out.stem + '_summary.md')}")
 
 
 def register(app: typer.Typer) -> None:
