@@ -145,7 +145,7 @@ def figure3_script_linear(messages, role, response_model):
 
 def test_planned_draft_is_not_copied_into_each_reading(bookings_db):
     """A draft the planner attached before the readings existed fits one reading at most: the copies
-    under each branch drop it, and generate_sql writes each reading's own SQL from its hypothesis."""
+    under each branch drop it (and its instructions), and generate_sql writes each reading's own SQL from its hypothesis."""
     prompts: list[str] = []
 
     def script(messages, role, response_model):
@@ -167,7 +167,8 @@ def test_planned_draft_is_not_copied_into_each_reading(bookings_db):
     tree = run.tree
     branches = [tree.nodes[c] for c in tree.nodes[tree.root].children]
     assert [b.tool for b in branches] == ["generate_sql", "generate_sql"]
-    assert all("sql" not in b.input and b.input.get("instructions") == "keep ORDER BY room" for b in branches)
+    assert all(b.input == {} for b in branches)  # the draft and the free-text instructions are both dropped
+    assert all("keep ORDER BY room" not in p for p in prompts)
     assert all("Draft proposed by the planner" not in p for p in prompts)
     assert branches[0].output["sql"] == COUNT_SQL and branches[0].status == "refuted"
     assert branches[1].output["sql"] == OVERLAP and branches[1].status == "accepted"

@@ -95,7 +95,7 @@ def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, b
     draft: str | list[str] | None = None
     try:
         resp = rt.ctx.complete("ask_generate", role="tools", response_model=GeneratedSQL, question=question,
-                               schema=rt.ctx.schema())
+                               **rt.ctx.schema_vars())  # the question alone: the whole schema
         draft = _clean(resp.parsed.sql)
         rt.emit("note", f"first SQL written from the question: {draft}")
     except StructuredOutputError as e:

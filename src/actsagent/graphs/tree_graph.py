@@ -44,6 +44,7 @@ from actsagent.tools import (
     judge,
     run_sql,
 )
+from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import statements_text
 
 # failures of the model (stored, drive backtracking); anything else is a bug and propagates
@@ -329,14 +330,15 @@ def _expand(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: 
                             "options": [i.description for i in interps], "node_id": node.id}
 
 
-# SQL the planner wrote before the readings existed: it belongs to at most one of them
-_DRAFT_KEYS = ("sql", "draft_sql")
+# what the planner wrote before the readings existed belongs to at most one of them: a SQL draft,
+# and generate_sql's instructions (e.g. "use 'FMHH24' for no leading zero" names one reading's fix)
+_DRAFT_KEYS = ("sql", "draft_sql", "instructions", "hint")
 
 
 def _without_drafts(spec: NodeSpec) -> NodeSpec:
-    """A planned step to copy under each reading, without its concrete SQL: every branch's tools then
-    work on that branch's own SQL (generate_sql writes it from the hypothesis), never on a draft
-    written for another reading."""
+    """A planned step to copy under each reading, reading-neutral: no concrete SQL and no free-text
+    instructions. Every branch's tools then work on that branch's own SQL, and generate_sql takes its
+    guidance from the branch hypothesis, never from a draft or a fix written for another reading."""
     return NodeSpec(id=spec.id, description=spec.description, tool=spec.tool,
                     input={k: v for k, v in spec.input.items() if k not in _DRAFT_KEYS},
                     children=[_without_drafts(c) for c in spec.children])
@@ -505,7 +507,8 @@ def _ask_planner(rt: Runtime, state: TreeState, tree: PlanTree, phase: str, *, o
             resp = rt.ctx.complete(
                 "planner", role="planner", response_model=PlannerReply, phase=phase, mode=state["mode"],
                 intent=state["intent"], original_sql=_sql_text(state["original_sql"]),
-                original_result=state["original_result"], schema=rt.ctx.schema(),
+                original_result=state["original_result"], schema_can_inspect=True,
+                **rt.ctx.schema_vars(sql=_planner_sql(state), intent=state["intent"]),
                 tools=[{"name": t.name, "purpose": t.purpose, "input": _json(t.planner_input)} for t in TOOLS.values()],
                 tree=_json(tree.for_planner()) if tree.nodes else "", cursor=tree.cursor, options=options or [], failed=failed,
                 suggested=suggested, refuted=state["refuted"][-4:], problem=problem)
@@ -523,6 +526,11 @@ def _ask_planner(rt: Runtime, state: TreeState, tree: PlanTree, phase: str, *, o
         state["failures"].append({"phase": phase, "kind": "invalid_decision", "errors": [problem]})
         problem = f"your previous decision was invalid: {problem}"
     return None
+
+
+def _planner_sql(state: TreeState) -> list[str]:
+    """The SQL whose tables the planner's schema listing covers: the original and refuted candidates."""
+    return sql_list(state["original_sql"], [r["sql"] for r in state["refuted"][-4:]])
 
 
 def _decide(state: TreeState, phase: str, reply: PlannerReply, rt: Runtime) -> None:

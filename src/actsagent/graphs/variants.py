@@ -18,6 +18,7 @@ from actsagent.graphs.tree import PlanNode, PlanTree
 from actsagent.graphs.tree_graph import TreeState, initial_state
 from actsagent.llm import StructuredOutputError
 from actsagent.tools import RunSqlInput, RunSqlOutput, run_sql
+from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import is_statement_list, statements_text
 from actsagent.tools.generate_sql import GeneratedSQL, _clean
 
@@ -39,7 +40,8 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
             def regen() -> RunSqlOutput:
                 nonlocal current
                 resp = rt.ctx.complete("regenerate", role="tools", response_model=GeneratedSQL, intent=intent,
-                                       original_sql=_text(sql), history=history, schema=rt.ctx.schema(),
+                                       original_sql=_text(sql), history=history,
+                                       **rt.ctx.schema_vars(sql=sql_list(sql, current), intent=intent),
                                        statement_list=is_statement_list(sql))
                 current = _clean(resp.parsed.sql)
                 node.input = {"sql": current}
@@ -67,7 +69,8 @@ def run_single_shot(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tr
 
     def once() -> RunSqlOutput:
         resp = rt.ctx.complete("single_shot", role="tools", response_model=GeneratedSQL, intent=intent,
-                               original_sql=_text(sql), schema=rt.ctx.schema(), statement_list=is_statement_list(sql))
+                               original_sql=_text(sql), **rt.ctx.schema_vars(sql=sql, intent=intent),
+                               statement_list=is_statement_list(sql))
         node.input = {"sql": _clean(resp.parsed.sql)}
         return run_sql(RunSqlInput(sql=node.input["sql"]), rt.ctx)
 

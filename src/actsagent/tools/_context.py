@@ -97,6 +97,19 @@ class ToolContext:
             self.schema_text = self.db.schema().render()
         return self.schema_text
 
+    def schema_vars(self, *, sql: str | list[str] | None = None, intent: str | None = None) -> dict[str, Any]:
+        """The ``_schema.md`` variables: the tables ``sql`` and ``intent`` touch plus FK neighbours
+        (all of a small database); a caller-supplied ``schema_text`` is shown as given."""
+        if self.schema_text is not None and self._schema_given:
+            n = len(self.db.schema().tables)
+            return {"schema": self.schema_text, "schema_shown": n, "schema_total": n}
+        from actsagent.tools._schema_context import schema_view
+
+        return schema_view(self.db.schema(), sql=sql, intent=intent).prompt_vars()
+
+    def __post_init__(self) -> None:
+        self._schema_given = self.schema_text is not None
+
     def complete(self, template: str, *, role: str, response_model: type[BaseModel] | None = None,
                  **variables: Any) -> Any:
         """Render ``template``, call the model, meter the call; returns the LLM response.

@@ -48,6 +48,6 @@ class DetectAmbiguitiesOutput(AmbiguityReport):
 def detect_ambiguities(inp: DetectAmbiguitiesInput, ctx: ToolContext) -> DetectAmbiguitiesOutput:
     sql = statements_text(inp.sql)
     resp = ctx.complete("detect_ambiguities", role="tools", response_model=AmbiguityReport,
-                        intent=inp.intent, sql=sql or "", schema=ctx.schema(), max_ambiguities=inp.max_ambiguities)
+                        intent=inp.intent, sql=sql or "", **ctx.schema_vars(sql=inp.sql, intent=inp.intent), max_ambiguities=inp.max_ambiguities)
     report: AmbiguityReport = resp.parsed
     return DetectAmbiguitiesOutput(ambiguities=report.ambiguities[: inp.max_ambiguities])

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import is_statement_list, statements_text
 from actsagent.tools.run_sql import RunSqlInput, RunSqlOutput, run_sql
 
@@ -53,7 +54,8 @@ def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
         resp = ctx.complete("generate_sql", role="tools", response_model=GeneratedSQL, intent=inp.intent,
                             original_sql=statements_text(inp.original_sql), hypothesis=inp.hypothesis,
                             evidence=inp.evidence, draft_sql=statements_text(inp.draft_sql), feedback=inp.feedback,
-                            schema=ctx.schema(), statement_list=is_statement_list(inp.original_sql),
+                            **ctx.schema_vars(sql=sql_list(inp.original_sql, inp.draft_sql),
+                                                intent=f"{inp.intent}\n{inp.hypothesis}"), statement_list=is_statement_list(inp.original_sql),
                             sandbox=ctx.sandbox_mode)
         gen: GeneratedSQL = resp.parsed
         sql, source, why = _clean(gen.sql), "llm", gen.rationale

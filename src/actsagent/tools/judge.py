@@ -108,7 +108,7 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
                        reasons=["executes but returns no rows"] if empty else ["executes; semantics not verified"])
     sql = statements_text(inp.sql)
     resp = ctx.complete("judge", role="judge", response_model=JudgeScores, intent=inp.intent, sql=sql,
-                        result=ex.summary(), schema=ctx.schema(), tables=tables_read(inp.sql, ctx),
+                        result=ex.summary(), **ctx.schema_vars(sql=inp.sql, intent=inp.intent), tables=tables_read(inp.sql, ctx),
                         few_rows=FEW_ROWS)
     s: JudgeScores = resp.parsed
     semantic = sum(getattr(s, k).score * w for k, w in WEIGHTS.items())

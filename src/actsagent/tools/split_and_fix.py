@@ -213,7 +213,7 @@ def split_and_fix(inp: SplitAndFixInput, ctx: ToolContext) -> SplitAndFixOutput:
     resp = ctx.complete("split_and_fix", role="tools", response_model=RepairedSQL, intent=inp.intent,
                         sql=statements_text(stmts if len(stmts) > 1 else inp.sql), statement_list=len(stmts) > 1,
                         error=out.original_error.describe() if out.original_error else "",
-                        localisation=out.localisation.message, sub_queries=evidence, schema=ctx.schema())
+                        localisation=out.localisation.message, sub_queries=evidence, **ctx.schema_vars(sql=inp.sql, intent=inp.intent))
     fixed: RepairedSQL = resp.parsed
     from actsagent.tools.run_sql import RunSqlInput, run_sql
 
