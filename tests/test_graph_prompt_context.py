@@ -126,6 +126,9 @@ def test_selection_rules(pg_db_factory):
     assert select_tables(info, sql="SELECT * FROM staff") == ["shops", "staff"]
     assert select_tables(info, sql="SELEC * FRM staff WHERE") == ["shops", "staff"]  # unparseable: word match
     assert set(select_tables(info, intent="rainfall per day")) == {"weather_log"}
+    assert select_tables(info, sql="SELECT * FROM staff", intent="the id and sku") == ["order_items", "orders",
+                                                                                      "shops", "staff"]
+    # "id" is in every table and points at none; sku names order_items, whose FK brings orders
     assert len(select_tables(info, sql="SELECT 1", intent="nothing relevant")) == 9  # never empty
     assert len(select_tables(info)) == 9
 

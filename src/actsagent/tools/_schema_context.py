@@ -2,7 +2,8 @@
 
 Every LLM call used to repeat the full listing (a 75-column table for a question about two of its
 columns, a dozen unrelated tables). A prompt now gets the tables the SQL names, the tables whose
-name or column names the request mentions, and their direct foreign-key neighbours; a selected
+name or column names the request mentions (a column name most tables share, like ``id``, says
+nothing), and their direct foreign-key neighbours; a selected
 table keeps all its columns (a missing column costs correctness, an extra one only tokens). Small
 databases are shown whole, and the listing is never empty.
 """
@@ -10,6 +11,7 @@ databases are shown whole, and the listing is never empty.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from pydantic import BaseModel
 
@@ -17,6 +19,7 @@ from actsagent.schema.model import SchemaInfo, TableInfo
 
 SMALL_TABLES = 8  # a database this small (and narrow) is shown whole
 SMALL_COLUMNS = 80
+TELLING_COLUMN = 2  # a column name in more tables than this ("id", "name") does not point at a table
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
@@ -77,7 +80,7 @@ def select_tables(info: SchemaInfo, *, sql: str | list[str] | None = None, inten
     if len(tables) <= SMALL_TABLES and sum(len(t.columns) for t in tables) <= SMALL_COLUMNS:
         return [t.name for t in tables]
     named = sql_tables(sql, info.dialect) if sql else set()
-    words = _words(intent or "")
+    words = _words(intent or "") - _common_columns(tables)
     picked = {t.name.lower() for t in tables if t.name.lower() in named or _mentioned(t, words)}
     neighbours: set[str] = set()
     for t in tables:
@@ -102,6 +105,12 @@ def schema_view(info: SchemaInfo, *, sql: str | list[str] | None = None, intent:
 
 def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
+
+
+def _common_columns(tables: list[TableInfo]) -> set[str]:
+    """Column names too widespread to tell which table a request means; table names still count."""
+    seen = Counter(c.name.lower() for t in tables for c in t.columns)
+    return {n for n, k in seen.items() if k > TELLING_COLUMN} - {t.name.lower() for t in tables}
 
 
 def _mentioned(t: TableInfo, words: set[str]) -> bool:
