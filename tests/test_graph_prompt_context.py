@@ -133,6 +133,23 @@ def test_selection_rules(pg_db_factory):
     assert len(select_tables(info)) == 9
 
 
+def test_generate_sql_lists_the_tables_its_evidence_looked_at(pg_db_factory):
+    from actsagent.tools import GenerateSqlInput, generate_sql
+
+    db = pg_db_factory(WIDE)
+    prompts: list[str] = []
+
+    def script(messages, role, response_model):
+        prompts.append(user_text(messages))
+        return {"sql": "SELECT o.total FROM orders o", "rationale": "total"}
+
+    ctx = ToolContext(db=db, model=ScriptedChatModel(script))
+    generate_sql(GenerateSqlInput(intent="order totals", original_sql="SELECT totl FROM orders",
+                                  evidence=["[n1] inspect_columns (rain): weather_log.rainfall: 0 of 0 null"]), ctx)
+    assert "Table weather_log" in prompts[0] and "Table orders" in prompts[0]
+    assert "Table suppliers" not in prompts[0]
+
+
 def test_a_small_database_is_shown_whole(pg_db):
     prompts: list[str] = []
 

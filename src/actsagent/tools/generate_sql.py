@@ -55,7 +55,7 @@ def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
                             original_sql=statements_text(inp.original_sql), hypothesis=inp.hypothesis,
                             evidence=inp.evidence, draft_sql=statements_text(inp.draft_sql), feedback=inp.feedback,
                             **ctx.schema_vars(sql=sql_list(inp.original_sql, inp.draft_sql),
-                                                intent=f"{inp.intent}\n{inp.hypothesis}"), statement_list=is_statement_list(inp.original_sql),
+                                                intent="\n".join([inp.intent, inp.hypothesis, *inp.evidence])), statement_list=is_statement_list(inp.original_sql),
                             sandbox=ctx.sandbox_mode)
         gen: GeneratedSQL = resp.parsed
         sql, source, why = _clean(gen.sql), "llm", gen.rationale
