@@ -60,20 +60,23 @@ def generic_script(issue_sql: list[str]):
         if name == "RepairedSQL":
             return {"sql": issue_sql[0], "explanation": "unchanged"}
         if name == "JudgeScores":
-            s = {"score": 9, "reason": "benchmark policy"}
-            return {"columns": s, "granularity": s, "joins": s, "logic": s, "entailment": s, "issues": []}
+            return _judge_scores(9)
         raise AssertionError(f"unexpected request {name}")
 
     return script
 
 
+def _judge_scores(score: int) -> dict[str, Any]:
+    s = {"score": score, "reason": "benchmark policy"}
+    return {"columns": s, "granularity": s, "joins": s, "logic": s, "entailment": s, "issues": []}
+
+
 def branching_script(issue_sql: list[str]):
     """A second stand-in that exercises the tree: two readings, the first refuted, rollback, the second passes."""
-    answer_sql: str | list[str] = issue_sql[0] if len(issue_sql) == 1 else list(issue_sql)
+    generic = generic_script(issue_sql)
     judged = {"n": 0}
 
     def script(messages: list[dict], role: str, response_model: Any) -> Any:
-        import json
         import re
 
         name = response_model.__name__ if response_model else ""
@@ -83,21 +86,16 @@ def branching_script(issue_sql: list[str]):
                 return {"reason": "two readings", "cursor": "d",
                         "plan": {"id": "d", "tool": "detect_ambiguities", "description": "readings",
                                  "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}]}}
-            if "Phase: select" in text:
-                m = re.search(r'set "cursor" to one of (\[.*?\])', text)
-                return {"cursor": json.loads(m.group(1))[0] if m else None}
-            m = re.search(r"nearest unexplored alternative: (n\d+)", text)
-            return {"cursor": m.group(1)} if m else {"stop": True}
+            if "Phase: select" not in text:
+                m = re.search(r"nearest unexplored alternative: (n\d+)", text)
+                return {"cursor": m.group(1)} if m else {"stop": True}
         if name == "AmbiguityReport":
             return {"ambiguities": [{"phrase": "the request", "interpretations": [
                 {"description": "reading one"}, {"description": "reading two"}]}]}
-        if name == "GeneratedSQL":
-            return {"sql": answer_sql, "rationale": "unchanged (benchmark policy)"}
         if name == "JudgeScores":
             judged["n"] += 1
-            s = {"score": 3 if judged["n"] == 1 else 9, "reason": "benchmark policy"}
-            return {"columns": s, "granularity": s, "joins": s, "logic": s, "entailment": s, "issues": []}
-        return generic_script(issue_sql)(messages, role, response_model)
+            return _judge_scores(3 if judged["n"] == 1 else 9)
+        return generic(messages, role, response_model)  # branch selection and SQL answers as in the generic policy
 
     return script
 

@@ -8,7 +8,7 @@ from actsagent.graphs.models import Budget
 from actsagent.guard import Policy
 from actsagent.llm import ScriptedChatModel
 
-from agent_scripts import phase_of, scores, user_text
+from agent_scripts import scores, user_text
 
 
 def test_regenerate_sends_the_error_back_at_most_n_times(pg_db):
