@@ -9,21 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from hostile_corpus import load_corpus
+
 from actsagent.guard import DENIED, GuardedSQL, GuardRejection, Policy, check_sql, run_guarded, split_statements
 
 CORPUS = Path(__file__).parent / "data" / "hostile_sql"
 REALERRORS = Path(__file__).resolve().parents[2] / "shared" / "data" / "realerrors"
-
-
-def load_corpus() -> list[tuple[str, str, str]]:
-    """(file, dialect, statement) for every statement of the hostile corpus."""
-    out = []
-    for path in sorted(CORPUS.glob("*.sql")):
-        first, rest = path.read_text().split("\n", 1)
-        assert first.startswith("-- dialect:"), path
-        dialect = first.split(":", 1)[1].strip()
-        out += [(path.name, dialect, s.strip()) for s in rest.split("\n-- ----\n") if s.strip()]
-    return out
 
 
 def test_hostile_corpus_is_rejected():

@@ -177,11 +177,7 @@ def test_cli_provision_role(pg_db, role_name):
 
 def test_hostile_corpus_sent_straight_through_the_role_changes_nothing(pg_db, role_name):
     """Defence in depth: every statement of the guard's hostile corpus, with the guard bypassed."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_guard import load_corpus
+    from hostile_corpus import load_corpus
 
     def snapshot() -> tuple:
         with psycopg.connect(pg_db.url) as admin:
