@@ -12,10 +12,10 @@ import sys
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="actsagent: make LLM-written SQL correct and safe.")
+from actsagent.cli._common import CheckedGroup, db_app  # modules add `actsagent db ...` commands to db_app
 
-from actsagent.cli._common import db_app  # noqa: E402  (modules add `actsagent db ...` commands to it)
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=CheckedGroup,
+                  help="actsagent: make LLM-written SQL correct and safe.")
 
 app.add_typer(db_app, name="db")
 
@@ -29,9 +29,10 @@ for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
 def main() -> None:
     import logging
 
-    from actsagent.cli._common import run_app
+    from actsagent.cli._common import run_app, show_warnings
 
     # sqlglot logs a warning for every statement it keeps as an opaque Command (function bodies, DO
     # blocks); actsagent reports what it could not parse itself, so the CLI keeps that log quiet.
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    show_warnings()
     sys.exit(run_app(app))

@@ -77,8 +77,7 @@ class Catalog:
     def nearest_tables(self, name: str, k: int, exclude: set[str] = frozenset()) -> list[tuple[TableInfo, float]]:
         if not self.schema.tables:
             return []
-        q = self.embedder.one(humanize(name))
-        d = np.linalg.norm(self.table_vecs - q, axis=1)
+        d = self.embedder.distances(humanize(name), self.table_vecs)
         scored = [(t, min(float(di), lexical_distance(name, t.name))) for t, di in zip(self.schema.tables, d)
                   if t.name.lower() not in exclude]
         return sorted(scored, key=lambda x: x[1])[:k]
@@ -88,8 +87,7 @@ class Catalog:
         """Columns nearest to ``name``; ``tables`` restricts to those tables (all when None)."""
         if not self.columns:
             return []
-        q = self.embedder.one(humanize(name))
-        d = np.linalg.norm(self.column_vecs - q, axis=1)
+        d = self.embedder.distances(humanize(name), self.column_vecs)
         allowed = None if tables is None else {id(t) for t in tables}
         scored = [(c, min(float(di), lexical_distance(name, c.column.name))) for c, di in zip(self.columns, d)
                   if allowed is None or id(c.table) in allowed]
@@ -101,8 +99,7 @@ class Catalog:
             return []
         if self.function_vecs is None:
             self.function_vecs = self.embedder.embed([humanize(n) for n in self.function_names])
-        q = self.embedder.one(humanize(name))
-        d = np.linalg.norm(self.function_vecs - q, axis=1)
+        d = self.embedder.distances(humanize(name), self.function_vecs)
         out = []
         for fname, di in zip(self.function_names, d):
             ar = self.functions.get(fname, set())
@@ -130,13 +127,12 @@ class Catalog:
         out: dict[str, float] = {}
         for v in self._lexical_matches(table, column, literal):
             out[v] = lexical_distance(literal, v)
-        qv = self.embedder.one(literal)
         if self.backend == "pgvector":
-            for v, d in self._pg_nearest_values(table, column, qv, k):
+            for v, d in self._pg_nearest_values(table, column, self.embedder.one(literal), k):
                 out.setdefault(v, min(d, lexical_distance(literal, v)))
         idx = self.values.get((table.name.lower(), column.name.lower()))
         if idx is not None and len(idx.values):
-            d = np.linalg.norm(idx.vecs - qv, axis=1)
+            d = self.embedder.distances(literal, idx.vecs)
             for v, di in zip(idx.values, d):
                 dist = min(float(di), lexical_distance(literal, v))
                 if v not in out or dist < out[v]:
@@ -218,7 +214,7 @@ def build_catalog(db: Database, *, embedder: Embedder | None = None, use_pgvecto
     prev_fp = {t.name: _fingerprint(t) for t in previous.schema.tables} if previous else {}
     stored: dict[tuple[str, str], _ValueIndex] = {}
     writer = None
-    if db.dialect == "postgres" and use_pgvector:
+    if db.dialect == "postgres" and use_pgvector and emb.available:  # never store placeholder vectors
         try:
             writer = _pg_writer(db)
             stored = _pg_load_unchanged(writer, cat)
