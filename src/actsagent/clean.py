@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from actsagent.db import Database, DbError, QueryResult, open_database
@@ -187,8 +188,8 @@ def _pair(row: _Row, default_db: str | None, base: Path) -> CleanPair:
 
 
 def _kind(value: Any) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object",
-            type(None): "null"}.get(type(value), type(value).__name__)
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def _looks_binary(p: Path) -> bool:
@@ -201,8 +202,11 @@ def _has_surrogates(text: str) -> bool:
 
 
 def _printable(text: str) -> str:
-    """``text`` with undecodable bytes and lone surrogates spelled as escapes, so it can be written out."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """``text`` with undecodable bytes (``\\xe9``) and lone surrogates spelled as escapes, so it can be written out."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte (a JSON "\\ud800" escape)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _resolve_db(db: str, base: Path) -> str:
@@ -288,7 +292,8 @@ class Cleaner:
             return CleanResult(**base, verdict="rejected", reason=_reason(first), evidence=evidence)
         from actsagent.safeql import RefineOptions
 
-        ref = self._refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s))
+        ref = self._refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s),
+                           check=self._guard_hook(db.dialect))
         evidence["safeql"] = {"status": ref.status, "why": ref.why, "candidates_explored": ref.candidates_explored,
                               "edits": [{"operator": e.operator, "reason": e.reason, "before": e.before,
                                          "after": e.after} for e in ref.edits]}
@@ -306,6 +311,18 @@ class Cleaner:
             return CleanResult(**base, verdict="kept", evidence=evidence | {"warning": "empty result"})
         return CleanResult(**base, verdict="rejected", method="safeql",
                            reason=f"{_reason(first)}; SafeQL: {gate or ref.why or ref.status}", evidence=evidence)
+
+    def _guard_hook(self, dialect: str):
+        """The guard as SafeQL's pre-execution hook: no candidate it refuses reaches the database."""
+        if self._policy is None:
+            return None
+        from actsagent.guard import check_sql, rejection_error
+
+        def check(sql: str) -> DbError | None:
+            verdict = check_sql(sql, dialect, self._policy)
+            return None if verdict.ok else rejection_error(verdict)
+
+        return check
 
     def _gate(self, original: str, ref: Any, dialect: str) -> str | None:
         """Why a SafeQL repair is too far from the original to trust without a judge, or None."""
@@ -417,7 +434,7 @@ def clean_file(input_path: str | Path, out_path: str | Path, *, workers: int = 2
     try:
         columns = [TextColumn("[bold]clean"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                    TimeElapsedColumn(), TimeRemainingColumn()]
-        with Progress(*columns, disable=not progress) as bar, \
+        with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar, \
                 ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="clean") as pool:
             job = bar.add_task("clean", total=len(pairs), completed=len(pairs) - len(pending), info="")
             queue, running = list(pending), {}

@@ -203,7 +203,11 @@ def _subsequence(short: str, long_: str) -> bool:
     return all(ch in it for ch in short)
 
 
-@lru_cache(maxsize=8)
 def shared_embedder(model_path: str | None = None) -> Embedder:
-    """One embedder (and model) per model path per process."""
-    return Embedder(model_path if model_path is not None else default_model_path())
+    """One embedder (and model) per model path per process; the default path is read from the environment."""
+    return _shared_embedder(model_path if model_path is not None else default_model_path())
+
+
+@lru_cache(maxsize=8)
+def _shared_embedder(model_path: str | None) -> Embedder:
+    return Embedder(model_path)
