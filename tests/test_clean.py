@@ -94,6 +94,8 @@ def test_bad_input_is_a_clear_error(tmp_path):
     assert pair.problem == "line 1: missing sql, db"
     with pytest.raises(UserError, match="not found"):
         read_pairs(tmp_path / "nope.jsonl")
+    with pytest.raises(UserError, match="is a folder"):
+        read_pairs(tmp_path)
     (tmp_path / "x.txt").write_text("x")
     with pytest.raises(UserError, match=".jsonl or .csv"):
         read_pairs(tmp_path / "x.txt")

@@ -102,3 +102,10 @@ def test_usage_errors_name_the_help(capsys):
     assert code == 2 and err == "error: Missing argument 'sql'. (see actsagent sql --help)\n"
     code, _, err = _run(capsys, ["no-such-command"])
     assert code == 2 and err.startswith("error: No such command 'no-such-command'.")
+
+
+def test_a_binary_sql_file_is_one_line(capsys, tmp_path):
+    sql_file = tmp_path / "query.sql"
+    sql_file.write_bytes(b"SELECT \xff\xfe FROM t")
+    code, _, err = _run(capsys, ["repair", "-i", "fix it", "--sql-file", str(sql_file)])
+    assert code == 1 and err == f"error: {sql_file}: not UTF-8 text (byte 0xff at offset 7)\n"

@@ -80,6 +80,8 @@ class _Row(NamedTuple):
 def read_pairs(path: str | Path, *, default_db: str | None = None) -> list[CleanPair]:
     """JSONL or CSV with ``question``, ``sql`` and ``db`` (a path, URL or embedded name) per row."""
     p = Path(path)
+    if p.is_dir():
+        raise UserError(f"{p} is a folder: give a .jsonl or .csv file of pairs")
     if not p.is_file():
         raise UserError(f"input file not found: {p}")
     suffix = p.suffix.lower()

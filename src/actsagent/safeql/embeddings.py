@@ -47,11 +47,13 @@ def _load_model(model_path: str | None):
 
 
 def _open_model(model_path: str | None) -> tuple[object | None, str]:
-    from fastembed import TextEmbedding
-    from loguru import logger
-
     if model_path and not (Path(model_path) / "model.onnx").is_file():
         return None, f"no embedding model at {model_path}"
+    try:
+        from fastembed import TextEmbedding
+        from loguru import logger  # fastembed's logger
+    except ImportError as e:
+        return None, f"the embedding library is not installed ({e})"
     logger.disable("fastembed")  # its cache misses and retries are ours to report, in one line
     try:
         if model_path:
