@@ -266,3 +266,23 @@ def test_clean_with_a_scripted_llm_uses_the_agent_repair_and_judge(tmp_path, pg_
     assert rec["repaired_sql"].startswith("SELECT name FROM customers")
     assert rec["evidence"]["usage"]["llm_calls"] >= 2 and model.calls
     assert report.summary["repaired"] == 1
+
+
+def test_a_model_that_is_down_stops_the_batch_and_a_rerun_resumes(tmp_path, sqlite_db):
+    """Unlike one pair's problem, a failing LLM would fail every later pair alike: the run stops, nothing is
+    recorded for the unfinished pairs, and the next run does them."""
+    from actsagent.errors import LLMUnavailable
+    from actsagent.llm import ScriptedChatModel
+
+    def down(messages, role, response_model):
+        raise LLMUnavailable("the provider failed after 3 retries")
+
+    src = tmp_path / "pairs.jsonl"
+    _write_jsonl(src, [{"id": "a", "question": "Names of all customers", "sql": "SELECT nme FROM customers",
+                        "db": str(sqlite_db.path)}])
+    out = tmp_path / "v.jsonl"
+    with pytest.raises(LLMUnavailable, match="after 3 retries"):
+        clean_file(src, out, workers=1, use_llm=True, model=ScriptedChatModel(down), progress=False)
+    assert not out.exists() or out.read_text() == ""
+    report = clean_file(src, out, workers=1, use_llm=False, progress=False)
+    assert report.summary["repaired"] == 1

@@ -72,7 +72,7 @@ CSV_FIELD_LIMIT = 2**31 - 1  # Python's csv stops at 128 KB per field by default
 
 class _Row(NamedTuple):
     n: int                      # 1-based among non-blank rows: the id of a row without one
-    where: str                  # "line 3" (JSONL) or "row 3" (CSV), for messages
+    where: str                  # "line 3": where the row starts in the file, for messages
     data: dict[str, Any] | None
     problem: str | None = None
 
@@ -350,6 +350,10 @@ class Cleaner:
 
         base = dict(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
         run = repair(pair.question, pair.sql, db, mode=self.mode, model=self.model, policy=self._policy)
+        # the agent reports a provider that failed for good as a note (agent.repair): not this pair's verdict
+        down = next((n for n in run.notes if n.startswith("LLM provider failed")), None)
+        if run.status == "failed" and down:
+            raise LLMUnavailable(down.split("; completed steps", 1)[0])
         final = ";\n".join(run.final_sql_statements) if run.final_sql_statements else None
         evidence = {"agent_status": run.status, "verdict": run.verdict, "notes": run.notes[:5],
                     "usage": run.usage.model_dump(), "execution": _describe(run.result) if run.result else None}
