@@ -218,7 +218,11 @@ def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, inter
         from actsagent.llm import LLMConfig, RoleModels, get_chat_model
 
         model = get_chat_model(LLMConfig.from_env(models=RoleModels(planner=model, tools=model, judge=model)))
-    elif model is None:
+    elif model is not None:  # a ChatModel, or a LangChain chat model (or role mapping of them) to wrap
+        from actsagent.llm.langchain_model import as_chat_model
+
+        model = as_chat_model(model)
+    else:
         from actsagent.llm import get_chat_model
 
         model = get_chat_model()
