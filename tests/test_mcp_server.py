@@ -12,9 +12,11 @@ from contextlib import contextmanager
 
 import anyio
 import httpx
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
 from actsagent.cli import app
@@ -66,6 +68,8 @@ def test_stdio_lists_tools_runs_queries_refuses_and_refines(pg_db):
             assert "Table customers" in schema.contents[0].text and "Table orders" in schema.contents[0].text
             sample = await client.read_resource("actsagent://tables/orders/sample")
             assert '"row_count":4' in sample.contents[0].text
+            with pytest.raises(MCPError, match="unknown table"):
+                await client.read_resource('actsagent://tables/orders";DROP TABLE orders;--/sample')
             return True
 
     assert anyio.run(session)
@@ -152,13 +156,13 @@ def test_http_repair_with_a_model_asks_then_finishes_with_the_chosen_reading(pg_
                 paused = await client.call_tool("repair_sql", {"intent": INTENT, "sql": BAD},
                                                 progress_callback=on_progress)
                 data = paused.structured_content
-                done = await client.call_tool("repair_sql", {"intent": INTENT, "thread_id": data["thread_id"],
-                                                             "answer": "1"}, progress_callback=on_progress)
-                unknown = await client.call_tool("repair_sql", {"intent": INTENT, "thread_id": "no-such-run",
-                                                                "answer": "1"})
-            return paused, done, unknown, progress
+                done = await client.call_tool("repair_sql", {"thread_id": data["thread_id"], "answer": "1"},
+                                              progress_callback=on_progress)
+                unknown = await client.call_tool("repair_sql", {"thread_id": "no-such-run", "answer": "1"})
+                empty = await client.call_tool("repair_sql", {"intent": "  ", "sql": BAD})
+            return paused, done, unknown, empty, progress
 
-        paused, done, unknown, progress = anyio.run(session)
+        paused, done, unknown, empty, progress = anyio.run(session)
     data = paused.structured_content
     assert data["status"] == "paused" and not paused.is_error
     assert data["clarification"]["question"] == "Should refunded orders count as paid?"
@@ -168,6 +172,7 @@ def test_http_repair_with_a_model_asks_then_finishes_with_the_chosen_reading(pg_
     assert done.structured_content["status"] == "solved" and done.structured_content["final_sql"] == GOOD
     assert done.structured_content["result"]["rows"] == [["Ada", "120.50"], ["Bob", "99.99"]]
     assert unknown.is_error and "no agent run with thread id" in unknown.content[0].text
+    assert empty.is_error and "intent" in empty.content[0].text
 
 
 def test_cli_refuses_a_public_bind_without_a_token_and_names_the_missing_extra(monkeypatch):

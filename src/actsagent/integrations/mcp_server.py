@@ -115,11 +115,12 @@ def build_server(db: Database, *, model: Any = None, max_rows: int = 50, max_nod
         return _tool_call(lambda: ws.call("safeql_refine", SafeqlRefineInput(sql=sql)))
 
     @server.tool(annotations=READ_ONLY)
-    async def repair_sql(intent: str, sql: str | None = None, thread_id: str | None = None,
+    async def repair_sql(intent: str = "", sql: str | None = None, thread_id: str | None = None,
                          answer: str | None = None, ctx: Context | None = None
                          ) -> Annotated[CallToolResult, AgentReport]:
         """Correct ``sql`` so it does what ``intent`` says, with the plan-tree agent (progress is reported as the
-        tree grows). A ``paused`` result asks a question: call again with its ``thread_id`` and ``answer``."""
+        tree grows). A ``paused`` result asks a question: call again with its ``thread_id`` and ``answer`` (the
+        intent and SQL are then not needed)."""
         from actsagent import agent
 
         if answer is not None:
@@ -131,7 +132,7 @@ def build_server(db: Database, *, model: Any = None, max_rows: int = 50, max_nod
 
     if model is not None:
         @server.tool(annotations=READ_ONLY)
-        async def ask(question: str, thread_id: str | None = None, answer: str | None = None,
+        async def ask(question: str = "", thread_id: str | None = None, answer: str | None = None,
                       ctx: Context | None = None) -> Annotated[CallToolResult, AgentReport]:
             """Write SQL for a question about the data and check it with the plan-tree agent. A ``paused``
             result asks a question: call again with its ``thread_id`` and ``answer``."""
