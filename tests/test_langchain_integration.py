@@ -140,7 +140,7 @@ def test_a_langgraph_react_agent_uses_the_guarded_tools(pg_db):
     model = ToolCallingFake(messages=iter([
         _call("list_schema", {"tables": ["customers"]}, "t1"),
         _call("sql_query", {"sql": "DROP TABLE customers"}, "t2"),
-        _call("refine_sql", {"sql": "SELECT nme FROM customer WHERE country = 'fr'"}, "t3"),
+        _call("refine_sql", {"sql": "SELECT name FROM customers WHERE country = 'fr'"}, "t3"),
         _call("sql_query", {"sql": "SELECT name FROM customers WHERE country = 'FR'"}, "t4"),
         AIMessage(content="Chloe is the only customer from France."),
     ]))

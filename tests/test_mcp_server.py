@@ -58,11 +58,14 @@ def test_stdio_lists_tools_runs_queries_refuses_and_refines(pg_db):
             assert missing.is_error
             assert missing.structured_content["statements"][0]["error"]["error_class"] == "unknown_column"
 
-            fixed = await client.call_tool("refine_sql", {"sql": "SELECT nme FROM customer WHERE country = 'de'"})
+            # runs but matches nothing: SafeQL finds the stored value ('DE')
+            fixed = await client.call_tool("refine_sql", {"sql": "SELECT name FROM customers WHERE country = 'de'"})
             assert not fixed.is_error
             assert fixed.structured_content["status"] == "refined"
             assert fixed.structured_content["sql"] == "SELECT name FROM customers WHERE country = 'DE'"
             assert fixed.structured_content["rows_preview"] == [["Ada"]]
+            renamed = await client.call_tool("refine_sql", {"sql": "SELECT nme FROM customer ORDER BY 1"})
+            assert renamed.structured_content["sql"] == "SELECT name FROM customers ORDER BY 1"
 
             schema = await client.read_resource("actsagent://schema")
             assert "Table customers" in schema.contents[0].text and "Table orders" in schema.contents[0].text

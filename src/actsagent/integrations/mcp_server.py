@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from actsagent import __version__
 from actsagent.db import Database, DbError, QueryResult
+from actsagent.errors import ActsagentError
 from actsagent.graphs.models import AgentEvent, AgentRun, Clarification
 from actsagent.integrations.workspace import Workspace
 from actsagent.schema.model import SchemaInfo
@@ -62,7 +63,7 @@ class AgentReport(BaseModel):
         if run.status == "paused" and run.pending_clarification is not None:
             step = (f"call {tool} again with thread_id={run.thread_id!r} and answer= one option's number or your "
                     f"own words")
-        verdict = (run.verdict or {}).get("summary") if run.verdict else None
+        verdict = run.verdict.get("summary") if run.verdict else None
         return cls(status=run.status, final_sql=run.final_sql, result=run.result, verdict=verdict,
                    clarification=run.pending_clarification, thread_id=run.thread_id, next_step=step,
                    plan_tree=run.tree.render_text(), notes=run.notes, llm_calls=run.usage.llm_calls,
@@ -243,13 +244,7 @@ async def _agent_call(ctx: Context | None, tool: str,
 
     try:
         run = await anyio.to_thread.run_sync(lambda: call(on_event))
-    except ToolError:
-        raise
-    except Exception as e:
-        from actsagent.errors import ActsagentError
-
-        if isinstance(e, ActsagentError):  # a run that cannot start (no such thread, not paused): say so
-            raise ToolError(str(e)) from e
-        raise
+    except ActsagentError as e:  # a run that cannot start (empty intent, no such thread, not paused): say so
+        raise ToolError(str(e)) from e
     report = AgentReport.of(run, tool)
     return _structured(report, report.text(), error=run.status == "failed")

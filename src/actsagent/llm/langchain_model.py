@@ -38,6 +38,7 @@ class LangChainChatModel(ChatModel):
         return "json_schema" if self.config.structured_output == "json_schema" else "prompt"
 
     def _request(self, request: Request) -> RawReply:
+        """Temperature and the other sampling settings are the chat model's own; ``max_tokens`` is passed on."""
         chat = self.models[request.role]
         kwargs: dict[str, Any] = {}
         if request.response_format is not None:
@@ -59,7 +60,7 @@ class LangChainChatModel(ChatModel):
 
 def as_chat_model(model: Any) -> Any:
     """Wrap a LangChain chat model (or a role mapping of them) as a ChatModel; anything else is returned as is."""
-    if _is_langchain(model) or (isinstance(model, Mapping) and model and all(_is_langchain(m) for m in model.values())):
+    if _is_langchain(model) or isinstance(model, Mapping):  # a mapping is checked role by role
         return LangChainChatModel(model)
     return model
 
