@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import langsmith
 import langsmith.run_trees
@@ -51,7 +52,7 @@ def test_no_tracing_and_no_client_without_the_variables(pg_db, clients):
 
 
 class _FakeLangSmith(BaseHTTPRequestHandler):
-    received: list[tuple[str, str, bytes]] = []
+    received: ClassVar[list[tuple[str, str, bytes]]] = []
 
     def _answer(self) -> None:
         length = int(self.headers.get("content-length") or 0)

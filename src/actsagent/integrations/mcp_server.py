@@ -31,8 +31,15 @@ from actsagent.errors import ActsagentError
 from actsagent.graphs.models import AgentEvent, AgentRun, Clarification
 from actsagent.integrations.workspace import Workspace
 from actsagent.schema.model import SchemaInfo
-from actsagent.tools import (InspectColumnsInput, InspectColumnsOutput, RunSqlInput, RunSqlOutput, SafeqlRefineInput,
-                             SafeqlRefineOutput, ToolInputError)
+from actsagent.tools import (
+    InspectColumnsInput,
+    InspectColumnsOutput,
+    RunSqlInput,
+    RunSqlOutput,
+    SafeqlRefineInput,
+    SafeqlRefineOutput,
+    ToolInputError,
+)
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _PROGRESS_EVENTS = {"plan", "node_start", "node_end", "candidate", "clarify"}

@@ -54,8 +54,9 @@ class LangChainChatModel(ChatModel):
             raise pe from e
         usage = getattr(reply, "usage_metadata", None) or {}
         meta = getattr(reply, "response_metadata", None) or {}
-        return RawReply(text=_text(reply.content), model=str(meta.get("model_name") or meta.get("model") or request.model),
-                        prompt_tokens=usage.get("input_tokens"), completion_tokens=usage.get("output_tokens"))
+        model = str(meta.get("model_name") or meta.get("model") or request.model)
+        return RawReply(text=_text(reply.content), model=model, prompt_tokens=usage.get("input_tokens"),
+                        completion_tokens=usage.get("output_tokens"))
 
 
 def as_chat_model(model: Any) -> Any:

@@ -221,7 +221,7 @@ def build_catalog(db: Database, *, embedder: Embedder | None = None, use_pgvecto
             cat.store = ValueStore(index_url(db.url), source_key(db.url))
             stored = _pg_load_unchanged(cat.store, cat)
             cat.backend = "pgvector"
-        except Exception:  # no CREATE privilege or no pgvector: the in-process index still serves
+        except Exception:  # noqa: BLE001 - no CREATE privilege or no pgvector: the in-process index serves
             _drop_store(cat)
     changed: set[str] = set()
     for t in schema.tables:
