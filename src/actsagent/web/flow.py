@@ -103,6 +103,19 @@ def _guarded(db: Database, sql: str) -> QueryResult | DbError:
     return run_guarded(db, sql, policy=Policy.strict())
 
 
+_REPAIRABLE_RULES = frozenset({"parse"})  # a syntax error is the analyst's to have fixed, not a safety verdict
+
+
+def _safety_refusal(db: Database, sql: str) -> DbError | None:
+    """The strict guard's refusal of ``sql`` unless it is only about syntax (which the agent may repair)."""
+    from actsagent.guard import Policy, check_sql, rejection_error
+
+    checked = check_sql(sql, db.dialect, Policy.strict())
+    if checked.ok or checked.rule in _REPAIRABLE_RULES:
+        return None
+    return rejection_error(checked)
+
+
 class Flow:
     """The copilot's turns over one database, one agent bridge and one way of wording answers."""
 
@@ -121,8 +134,19 @@ class Flow:
 
     def repair(self, sql: str, *, thread_id: str, question: str | None = None,
                previous: list[Turn] = ()) -> Iterator[Step]:
+        """The agent repairs what the database rejects or answers wrongly; SQL the strict guard refuses for
+        safety (anything but its syntax) is refused as it stands, not rewritten into something that passes."""
         yield Step(type="start", message=question or "Repair this SQL",
                    data={"kind": "repair", "question": question or "", "sql": sql, "llm": self.bridge.has_llm})
+        try:
+            refusal = _safety_refusal(self.db.get(), sql)
+        except ActsagentError as e:
+            yield from self._fail(e)
+            return
+        if refusal is not None:
+            yield Step(type="error", message=describe_db_error(refusal), data=_err_data(refusal))
+            yield Step(type="done", data={"status": "failed"})
+            return
         intent = intent_text(question=question, sql=sql, previous=list(previous))
         yield from self._agent(question or "", lambda db: self.bridge.ask(intent, db, thread_id=thread_id, sql=sql))
 

@@ -38,7 +38,11 @@ class PlanTree(BaseModel):
 
 
 class ResultView(BaseModel):
-    """Rows as the page shows them; values are already JSON-safe."""
+    """Rows as the page shows them: a bounded preview (``results.preview``) of JSON-safe values.
+
+    ``row_count`` counts every row the query returned, ``rows`` holds the ones kept, and ``truncated``
+    says rows were left out; ``note`` says what the preview cut, in words.
+    """
 
     columns: list[str] = Field(default_factory=list)
     types: list[str] = Field(default_factory=list)
@@ -46,6 +50,7 @@ class ResultView(BaseModel):
     row_count: int = 0
     truncated: bool = False
     elapsed_ms: float | None = None
+    note: str | None = None
 
 
 class ChartSpec(BaseModel):
