@@ -32,13 +32,16 @@ def bind_address(host: str) -> tuple[str, str, bool]:
     bind = host.strip()
     if bind.startswith("[") and bind.endswith("]"):
         bind = bind[1:-1]
-    if not bind or any(c.isspace() or c in "[]/@" for c in bind):
-        raise UserError(f"--host {host!r} is not an address or host name")
+    if not bind or any(c.isspace() or c in "[]/@\\" for c in bind):  # (not echoed: it may be rich markup)
+        raise UserError("--host is not an address or a host name (give 127.0.0.1, ::1, 0.0.0.0 or a name)")
     try:
         ip = ipaddress.ip_address(bind)
     except ValueError:
         ip = None
-    local = bind.lower() == "localhost" or bool(ip and ip.is_loopback)
+    if ip is None and ":" in bind:
+        raise UserError("--host takes an address without a port: give the port with --port")
+    mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is the IPv4 loopback too
+    local = bind.lower() == "localhost" or bool(ip and (ip.is_loopback or (mapped and mapped.is_loopback)))
     return bind, f"[{bind}]" if ip is not None and ip.version == 6 else bind, local
 
 

@@ -1,9 +1,11 @@
 """A request-body limit enforced while the body is read, before any route sees it.
 
-A declared ``Content-Length`` over the limit is refused before a byte of the body is read; a chunked
-body is counted as it arrives and refused as soon as it passes the limit, so the server never holds
-more than ``limit`` bytes of one request. (FastAPI's own ``max_body_size`` answers a declared
-oversize body in plain text; the copilot answers every error in JSON.)
+At most ``limit`` bytes of a body are kept. A declared ``Content-Length`` far over the limit is refused
+before a byte of the body is read; past the limit a body (declared or chunked) is read on and dropped
+for at most another ``limit`` bytes, so that a client sending a little too much gets the 413 rather than
+a connection reset (a server that closes with unread data resets the connection and the answer is lost),
+then refused. (FastAPI's own ``max_body_size`` answers a declared oversize body in plain text; the copilot
+answers every error in JSON.)
 """
 
 from __future__ import annotations
@@ -37,20 +39,25 @@ class BodyLimit:
             if not declared.strip().isdigit():
                 await _json(send, 400, "The Content-Length header is not a number.")
                 return
-            if int(declared) > self.limit:
+            if int(declared) > 2 * self.limit:
                 await _json(send, 413, self._too_large())
                 return
         body = bytearray()
-        while True:
+        received, more = 0, True
+        while more:
             message = await receive()
             if message["type"] != "http.request":
                 return  # the client went away before sending its body
-            body += message.get("body", b"")
-            if len(body) > self.limit:
+            chunk = message.get("body", b"")
+            more = message.get("more_body", False)
+            received += len(chunk)
+            if received <= self.limit:
+                body += chunk
+                continue
+            body.clear()  # over the limit: read on (and drop) to let the answer arrive, but not for long
+            if not more or received > 2 * self.limit:
                 await _json(send, 413, self._too_large())
                 return
-            if not message.get("more_body", False):
-                break
         replayed = False
 
         async def replay() -> Message:

@@ -20,6 +20,7 @@ from actsagent.db.results import DbError, ErrorClass, QueryResult
 from actsagent.errors import ActsagentError, DatabaseUnavailable, LLMUnavailable
 from actsagent.web.agent_bridge import AgentBridge, BridgeEvent, FinalView, final_view
 from actsagent.web.answer import Answerer
+from actsagent.web.limits import cut
 from actsagent.web.models import EventType, PlanTree, ResultView, Turn, TurnStatus
 from actsagent.web.plan_tree import TreeBuilder
 from actsagent.web.results import chart_for, view_of
@@ -292,7 +293,7 @@ def _option_text(o: Any) -> str:
 def _err_data(err: DbError) -> dict[str, Any]:
     return {"kind": "guard" if err.error_class == ErrorClass.GUARD_REJECTED else "sql",
             "error_class": err.error_class.value, "position": err.position, "code": err.code,
-            "identifier": err.identifier}
+            "identifier": cut(err.identifier, 200)}  # the engine may name a whole literal here
 
 
 def _final_data(fv: FinalView) -> dict[str, Any]:

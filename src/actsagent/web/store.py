@@ -12,6 +12,8 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from actsagent.config import home_dir
@@ -60,6 +62,7 @@ class ConversationStore:
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses nothing committed, no fsync per event
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=5000")
         with self._lock:
@@ -73,6 +76,19 @@ class ConversationStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A transaction holding SQLite's write lock from its first read, so a check and the write it guards
+        see the same data even when another process writes to the file (and a busy file is waited for)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     # conversations -------------------------------------------------------------------------
     def create_conversation(self, title: str, database: str = "") -> ConversationSummary:
@@ -112,30 +128,21 @@ class ConversationStore:
 
     def delete_conversation(self, cid: str) -> bool:
         """Delete a conversation with its turns; False if there is none. Raises ``ConversationBusy``
-        while one of its turns runs (checked in the same statement that deletes)."""
-        with self._lock:
-            cur = self._conn.execute("DELETE FROM conversations WHERE id = ? AND NOT EXISTS (SELECT 1 FROM turns "
-                                     "WHERE conversation_id = ? AND status = 'running')", (cid, cid))
-            if cur.rowcount:
-                return True
-            exists = self._conn.execute("SELECT 1 FROM conversations WHERE id = ?", (cid,)).fetchone()
-        if exists:
-            raise ConversationBusy()
-        return False
-
-    def touch(self, cid: str) -> None:
-        with self._lock:
-            self._conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (time.time(), cid))
+        while one of its turns runs (checked in the transaction that deletes)."""
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM turns WHERE conversation_id = ? AND status = 'running'", (cid,)).fetchone():
+                raise ConversationBusy()
+            return conn.execute("DELETE FROM conversations WHERE id = ?", (cid,)).rowcount > 0
 
     # turns ----------------------------------------------------------------------------------
     def add_turn(self, cid: str, kind: TurnKind, *, question: str = "", sql: str | None = None) -> Turn:
-        """Start a turn (status ``running``) at the end of a conversation, in one statement: raises
+        """Start a turn (status ``running``) at the end of a conversation, in one transaction: raises
         ``ConversationBusy`` while another turn of it runs, ``KeyError`` if there is no conversation ``cid``."""
         tid = uuid.uuid4().hex[:12]
         now = time.time()
-        with self._lock:
+        with self._write() as conn:
             try:
-                row = self._conn.execute(
+                row = conn.execute(
                     f"INSERT INTO turns ({_TURN_COLS}) SELECT ?, c.id, (SELECT coalesce(max(idx), -1) + 1 FROM turns "
                     "WHERE conversation_id = c.id), ?, ?, ?, 'running', ?, NULL, NULL, ? FROM conversations c "
                     "WHERE c.id = ? RETURNING idx", (tid, kind, question, sql, f"copilot-{tid}", now, cid)).fetchall()
@@ -145,17 +152,16 @@ class ConversationStore:
                 raise
             if not row:
                 raise KeyError(cid)
-            self.touch(cid)
+            conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
         return Turn(id=tid, conversation_id=cid, index=row[0][0], kind=kind, question=question, sql=sql,
                     status="running", thread_id=f"copilot-{tid}", created_at=now)
 
     def claim_turn(self, tid: str, *, waiting: TurnStatus = "awaiting_clarification") -> bool:
         """Set a turn that is ``waiting`` back to ``running``, atomically: False if it was not waiting
         (or another request claimed it first); ``ConversationBusy`` if another turn of its conversation runs."""
-        with self._lock:
+        with self._write() as conn:
             try:
-                cur = self._conn.execute("UPDATE turns SET status = 'running' WHERE id = ? AND status = ?",
-                                         (tid, waiting))
+                cur = conn.execute("UPDATE turns SET status = 'running' WHERE id = ? AND status = ?", (tid, waiting))
             except sqlite3.IntegrityError as e:
                 if _busy(e):
                     raise ConversationBusy() from None
