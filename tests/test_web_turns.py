@@ -172,21 +172,30 @@ def test_big_results_and_messages_are_stored_and_sent_bounded(pg_db, tmp_path):
                       "CASE WHEN g = 1 THEN repeat('d', 5000000) END AS big FROM generate_series(1, 500) AS g")
     view = next(e for e in events if e["type"] == "result")["data"]["result"]
     kept = len(view["rows"])
-    assert view["row_count"] == 500 and view["truncated"] is True and 0 < kept < 500
+    assert view["row_count"] == 500 and view["truncated"] is True and view["more_rows"] is False and 0 < kept < 500
     assert [r[0] for r in view["rows"]] == list(range(1, kept + 1))
     assert view["rows"][0][4].startswith("d" * MAX_CELL_CHARS) and view["rows"][0][4].endswith(
         f"[{5_000_000 - MAX_CELL_CHARS:,} more characters cut]")
     assert view["rows"][1][1] == "a" * 1999  # values under the cell cap are whole
     assert len(json.dumps(view["rows"]).encode()) <= MAX_PREVIEW_BYTES
-    assert view["note"] == (f"showing {kept:,} of 500 rows (the preview keeps at most {MAX_PREVIEW_BYTES // 1024} KB)"
+    assert view["note"] == (f"showing {kept:,} of 500 rows, the preview keeps at most {MAX_PREVIEW_BYTES // 1024} KB"
                             "; 1 long value(s) cut to 2,000 characters")
     assert len(raw) < 2 * MAX_PREVIEW_BYTES
+    words = next(e for e in events if e["type"] == "answer")["message"]
+    assert words.startswith("500 rows. First: g = 1, a = aaaa") and len(words) < 300
 
     # more rows than a preview keeps (the database's cap is 1,000)
     events, _ = run("SELECT g FROM generate_series(1, 5000) AS g")
     view = next(e for e in events if e["type"] == "result")["data"]["result"]
-    assert (view["row_count"], len(view["rows"]), view["truncated"]) == (1000, 500, True)
-    assert view["note"] == "showing 500 of 1,000 rows (the preview keeps at most 500 rows)"
+    assert (view["row_count"], len(view["rows"]), view["truncated"], view["more_rows"]) == (1000, 500, True, True)
+    assert view["note"] == ("the database stopped at its row cap; showing 500 of 1,000 rows, the preview keeps at "
+                            "most 500 rows")
+
+    # one row wider than a whole preview: no rows kept, and words that say so
+    events, _ = run("SELECT " + ", ".join(f"repeat('w', 1999) AS c{i}" for i in range(140)))
+    view = next(e for e in events if e["type"] == "result")["data"]["result"]
+    assert (view["row_count"], view["rows"], len(view["columns"])) == (1, [], 140)
+    assert next(e for e in events if e["type"] == "answer")["message"] == "1 row(s), too wide to preview."
 
     # a database error quoting a 3 MB literal
     events, raw = run("SELECT repeat('x', 3000000)::int")

@@ -268,10 +268,17 @@ class Flow:
         elif isinstance(e, ActsagentError):
             msg, kind = str(e), "user"
         else:
-            msg, kind = f"Internal error ({type(e).__name__}): {e}. The details are in the server log.", "internal"
+            msg, kind = failure_text(e), "internal"
         yield Step(type="error", message=msg, data={"kind": kind}, tree=tree.snapshot() if tree else None)
         if done:
             yield Step(type="done", data={"status": "failed"})
+
+
+def failure_text(e: BaseException) -> str:
+    """A bug in the copilot, in one line: what failed and where to look, never a traceback."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else "no message"
+    return (f"The copilot failed while working this out ({type(e).__name__}: {cut(first, 300)}); "
+            "the details are in the server log.")
 
 
 def intent_text(*, question: str | None, sql: str | None, previous: list[Turn]) -> str:

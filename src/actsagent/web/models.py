@@ -40,8 +40,9 @@ class PlanTree(BaseModel):
 class ResultView(BaseModel):
     """Rows as the page shows them: a bounded preview (``results.preview``) of JSON-safe values.
 
-    ``row_count`` counts every row the query returned, ``rows`` holds the ones kept, and ``truncated``
-    says rows were left out; ``note`` says what the preview cut, in words.
+    ``row_count`` counts every row the query returned, ``rows`` holds the ones kept, ``truncated`` says
+    rows were left out (by the preview or the database's row cap), ``more_rows`` that the query has more
+    rows than the database fetched, and ``note`` says what was cut, in words.
     """
 
     columns: list[str] = Field(default_factory=list)
@@ -50,6 +51,7 @@ class ResultView(BaseModel):
     row_count: int = 0
     truncated: bool = False
     elapsed_ms: float | None = None
+    more_rows: bool = False
     note: str | None = None
 
 

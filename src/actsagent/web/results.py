@@ -77,7 +77,8 @@ def preview(columns: list[str], types: list[str], rows: Iterable[list[Any]], *, 
             elapsed_ms: float | None, max_rows: int = MAX_PREVIEW_ROWS,
             max_bytes: int = MAX_PREVIEW_BYTES) -> ResultView:
     """The rows a turn keeps and sends: at most ``max_rows`` rows and ``max_bytes`` of JSON, each value cut to
-    ``MAX_CELL_CHARS``; ``row_count`` stays the full count and ``truncated`` says when rows were left out."""
+    ``MAX_CELL_CHARS``. ``row_count`` stays the full count; ``truncated`` says the database stopped at its row
+    cap (``more_rows``) or the preview left rows out."""
     kept: list[list[Any]] = []
     size = cells_cut = 0
     full = True
@@ -93,14 +94,14 @@ def preview(columns: list[str], types: list[str], rows: Iterable[list[Any]], *, 
             break
         kept.append(row)
     row_count = max(row_count, len(kept))
-    notes = []
+    notes = ["the database stopped at its row cap"] if truncated else []
     if not full or len(kept) < row_count:
         cap = f"{max_bytes // 1024} KB" if len(kept) < max_rows else f"{max_rows} rows"
-        notes.append(f"showing {len(kept):,} of {row_count:,} rows (the preview keeps at most {cap})")
+        notes.append(f"showing {len(kept):,} of {row_count:,} rows, the preview keeps at most {cap}")
     if cells_cut:
         notes.append(f"{cells_cut:,} long value(s) cut to {MAX_CELL_CHARS:,} characters")
     return ResultView(columns=columns, types=types, rows=kept, row_count=row_count,
-                      truncated=truncated or len(kept) < row_count, elapsed_ms=elapsed_ms,
+                      truncated=truncated or len(kept) < row_count, elapsed_ms=elapsed_ms, more_rows=truncated,
                       note="; ".join(notes) or None)
 
 
@@ -189,16 +190,19 @@ def _fmt(v: Any) -> str:
         return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e15 else f"{v:.4g}"
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:,}"
-    return str(v)
+    text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else str(v)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def summarize(view: ResultView, chart: ChartSpec | None = None) -> str:
     """A short answer in words, from the rows alone: what a person checks first."""
     n = view.row_count
-    more = " (cut at the row cap; there are more)" if view.truncated else ""
+    more = " (cut at the row cap; there are more)" if view.more_rows else ""
     if n == 0:
         return ("No rows. An empty result often means a filter value does not match the stored data: "
                 "check the WHERE clause against the values in the table.")
+    if not view.rows:
+        return f"{n:,} row(s){more}, too wide to preview."
     if n == 1 and len(view.columns) == 1:
         return f"{view.columns[0]}: {_fmt(view.rows[0][0])}."
     if n == 1:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from actsagent.web.flow import Step
+from actsagent.web.flow import Step, failure_text
 from actsagent.web.limits import MAX_MESSAGE_CHARS, bounded, bounded_tree, cut
 from actsagent.web.models import WebEvent
 from actsagent.web.store import ConversationStore
@@ -79,10 +79,7 @@ class TurnRunner:
             log.exception("turn %s crashed", turn_id)
             try:
                 for ev in record(self.store, turn_id, iter([
-                        Step(type="error", data={"kind": "internal"},
-                             message=f"The copilot failed while working this out ({type(e).__name__}: "
-                                     f"{cut(str(e).strip().splitlines()[0] if str(e).strip() else '-', 300)}); "
-                                     "the details are in the server log."),
+                        Step(type="error", message=failure_text(e), data={"kind": "internal"}),
                         Step(type="done", data={"status": "failed"})])):
                     ch.push(ev)
             except Exception:
