@@ -61,7 +61,7 @@ def test_twenty_simultaneous_posts_start_exactly_one_turn(pg_db_factory, tmp_pat
 
         events = event_stream_lines(c.get(f"/api/turns/{started['id']}/events").text)
         offset = int(started["sql"].split("+ ")[1].split()[0])
-        assert [e for e in events if e["type"] == "result"][0]["data"]["result"]["rows"] == [[2 + offset]]
+        assert next(e for e in events if e["type"] == "result")["data"]["result"]["rows"] == [[2 + offset]]
         conv = c.get(f"/api/conversations/{cid}").json()
         assert [(t["id"], t["status"]) for t in conv["turn_list"]] == [(started["id"], "done")]
         # the conversation is free again

@@ -38,6 +38,7 @@ from actsagent.web.models import (
     SqlRequest,
     Status,
     Turn,
+    TurnKind,
     WebEvent,
 )
 from actsagent.web.runner import TurnRunner
@@ -54,8 +55,8 @@ def _sse(ev: WebEvent) -> bytes:
 
 def _validation_errors(e: RequestValidationError) -> list[dict[str, Any]]:
     """Where each invalid field is and what is wrong with it, never the value sent (which may be huge or secret)."""
-    return [{"loc": [cut(str(part), 100) for part in err.get("loc", ())][:10], "msg": cut(str(err.get("msg", "")), 300)}
-            for err in e.errors()[:20]]
+    return [{"loc": [cut(str(part), 100) for part in err.get("loc", ())][:10],
+             "msg": cut(str(err.get("msg", "")), 300)} for err in e.errors()[:20]]
 
 
 def create_app(*, db: Database | str | None = None, model: Any = None, store_path: str | Path | None = None,
@@ -153,7 +154,7 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
             line = " ".join(text.split())
             store.rename_conversation(conv.id, line[:70] + ("…" if len(line) > 70 else ""))
 
-    def start_turn(cid: str, kind: Any, *, question: str = "", sql: str | None = None) -> Turn:
+    def start_turn(cid: str, kind: TurnKind, *, question: str = "", sql: str | None = None) -> Turn:
         """The turn, started; the store refuses (409) while another turn of the conversation runs."""
         try:
             return store.add_turn(cid, kind, question=question, sql=sql)

@@ -6,7 +6,7 @@ Cutting is done in one pass with a character budget, so a huge value is never co
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from actsagent.web.models import PlanTree
 
@@ -21,6 +21,10 @@ MAX_ITEMS = 1_000  # entries of one list or dict in an event's data
 MAX_DEPTH = 12
 
 
+@overload
+def cut(text: str, limit: int) -> str: ...
+@overload
+def cut(text: None, limit: int) -> None: ...
 def cut(text: str | None, limit: int) -> str | None:
     """``text`` cut to ``limit`` characters, saying how much was left out."""
     if text is None or len(text) <= limit:
@@ -41,7 +45,7 @@ def bounded(value: Any, *, max_text: int = MAX_TEXT_CHARS, budget: int = MAX_EVE
         nonlocal left
         keep = max(0, min(limit, left))
         left -= min(len(s), keep) + 1
-        return s if len(s) <= keep else cut(s, keep)  # type: ignore[return-value]
+        return s if len(s) <= keep else cut(s, keep)
 
     def walk(v: Any, depth: int) -> Any:
         nonlocal left
@@ -55,7 +59,7 @@ def bounded(value: Any, *, max_text: int = MAX_TEXT_CHARS, budget: int = MAX_EVE
         if depth >= max_depth:
             return "… [nested too deep; cut]"
         is_dict = isinstance(v, dict)
-        pairs = iter(v.items()) if is_dict else enumerate(v)
+        pairs = iter(v.items()) if isinstance(v, dict) else enumerate(v)
         keys: list[str] = []
         vals: list[Any] = []
         for i, (k, x) in enumerate(pairs):

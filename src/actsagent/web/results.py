@@ -58,7 +58,7 @@ def view_from_dump(data: dict[str, Any], *, max_rows: int = MAX_PREVIEW_ROWS) ->
     """A result the agent returned as a plain dict (``QueryResult`` dump or {columns, rows})."""
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         return None
-    cols_raw = data.get("columns") if isinstance(data.get("columns"), list) else []
+    cols_raw: list[Any] = data["columns"] if isinstance(data.get("columns"), list) else []
     names = [str(c.get("name", "")) if isinstance(c, dict) else str(c) for c in cols_raw]
     types = [str(c.get("type", "")) if isinstance(c, dict) else "" for c in cols_raw]
     numeric = [any(k in t.lower() for k in _NUM_TYPES) for t in types]

@@ -69,7 +69,12 @@ class TurnRunner:
                 raise RuntimeError(f"turn {turn_id} is already running")
             ch = Channel(self.store.events(turn_id))
             self._channels[turn_id] = ch
-        self._pool.submit(self._work, turn_id, ch, steps)
+        try:
+            self._pool.submit(self._work, turn_id, ch, steps)
+        except RuntimeError:  # shutting down: the turn will not run, so it must not hold its conversation
+            ch.close()
+            self.store.end_if_running(turn_id, "interrupted")
+            raise
 
     def _work(self, turn_id: str, ch: Channel, steps: Callable[[], Iterator[Step]]) -> None:
         try:
