@@ -35,6 +35,10 @@ def serve(db: str = DbOption,
           port: int = typer.Option(8765, "--port", min=1, max=65535),
           token: str = typer.Option(None, "--token", envvar="ACTSAGENT_TOKEN",
                                     help="access token the page and API require (header or ?token=)"),
+          tokens: Path = typer.Option(None, "--tokens", help="JSON file mapping each access token to "
+                                      "{\"user\": ..., \"settings\": {\"app.tenant_id\": 42}}: every user gets "
+                                      "their own conversations, and their settings are SET LOCAL in each query "
+                                      "(for row-level security)"),
           store: Path = StoreOption,
           no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model "
                                                               "is configured"),
@@ -45,16 +49,30 @@ def serve(db: str = DbOption,
     from actsagent.web import create_app
 
     loopback = host in _LOOPBACK
-    if not loopback and not token:
+    if token and tokens:
+        raise UserError("give either --token (one user) or --tokens (a file of users), not both")
+    callers = None
+    if tokens:
+        from actsagent.web.tenants import load_tokens
+
+        callers = load_tokens(tokens)
+    if not loopback and not (token or callers):
         raise UserError(f"refusing to serve on {host} without an access token: pass --token (or set "
-                        f"ACTSAGENT_TOKEN), or bind to 127.0.0.1")
+                        f"ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1")
     model = _model(no_llm)
     # DNS rebinding guard for a localhost server (Starlette compares the Host header without its port)
     allowed = ["127.0.0.1", "localhost"] if host in ("127.0.0.1", "localhost") else None
-    app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed)
+    if callers:
+        from actsagent.web.tenants import create_tenant_app
+
+        app = create_tenant_app(callers, db=db, model=model, store_path=store, allowed_hosts=allowed)
+        label = app.label
+    else:
+        app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed)
+        label = app.state.db.label
     url = f"http://{'[::1]' if host == '::1' else host}:{port}/"
-    console.print(f"[bold]actsagent copilot[/] on {app.state.db.label} at [link={url}]{url}[/link]"
-                  + (" (token required)" if token else ""))
+    console.print(f"[bold]actsagent copilot[/] on {label} at [link={url}]{url}[/link]"
+                  + (" (token required)" if token or callers else ""))
     if model is None:
         err_console.print("[yellow]no LLM configured:[/] the agent runs its LLM-free path; set OPENAI_API_KEY "
                           "(and OPENAI_BASE_URL) to let it write SQL from questions")

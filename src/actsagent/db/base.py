@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from actsagent.config import Limits
-from actsagent.db.results import ExecResult
+from actsagent.db.results import DbError, ErrorClass, ExecResult
+from actsagent.errors import UserError
 
 if TYPE_CHECKING:
     from actsagent.schema.model import SchemaInfo
@@ -51,6 +54,20 @@ class Database(ABC):
                 break
         return out
 
+    @property
+    def cache_key(self) -> str:
+        """What a cache of query results may be keyed by: the URL, plus per-caller settings where they apply
+        (two tenants of one database must never share cached values)."""
+        return self.url
+
+    def with_settings(self, settings: Mapping[str, object] | None) -> Database:
+        """This database with per-caller settings applied in every transaction (PostgreSQL only)."""
+        from actsagent.db.settings import as_settings
+
+        if as_settings(settings):
+            raise UserError(f"per-caller settings (SET LOCAL) need PostgreSQL; {self.name} is {self.dialect}")
+        return self
+
     def schema(self, *, refresh: bool = False) -> SchemaInfo:
         """Introspected tables, keys and value samples; cached per Database object."""
         if self._schema is None or refresh:
@@ -73,3 +90,18 @@ class Database(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.dialect} {self.name}>"
+
+
+def refuse_nul(sql: str, engine: Literal["postgres", "sqlite"]) -> DbError | None:
+    """The second layer for NUL bytes (the guard is the first): no driver sees SQL text holding one."""
+    if "\x00" not in sql:
+        return None
+    return DbError(sql=sql.replace("\x00", "\\x00"), engine=engine, error_class=ErrorClass.SYNTAX,
+                   message="the SQL text contains a NUL byte (\\x00), which no SQL statement may hold",
+                   position=sql.index("\x00") + 1)
+
+
+def row_bytes(row: tuple[Any, ...] | list[Any]) -> int:
+    """Memory one fetched row holds in this process (the byte cap counts it): each value's size, a
+    container (JSON, array) by its text."""
+    return sum(len(repr(v)) if isinstance(v, list | tuple | dict) else sys.getsizeof(v) for v in row)

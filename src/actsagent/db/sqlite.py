@@ -6,11 +6,12 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any, Literal
 
 from actsagent.config import Limits
-from actsagent.db.base import Database
+from actsagent.db.base import Database, refuse_nul, row_bytes
 from actsagent.db.classify import classify_sqlite
-from actsagent.db.results import Column, DbError, ExecResult, QueryResult
+from actsagent.db.results import Column, DbError, ErrorClass, ExecResult, QueryResult
 from actsagent.errors import DatabaseUnavailable, UserError
 
 
@@ -37,6 +38,8 @@ class SqliteDatabase(Database):
                 conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, check_same_thread=False,
                                        isolation_level=None)
                 conn.execute("select 1 from sqlite_master limit 1")
+                # no single string or blob over the byte cap: zeroblob(1e9) or printf('%.*c', ...) fail at once
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(self.limits.max_result_bytes, 1_000_000_000))
             except sqlite3.DatabaseError as e:
                 raise DatabaseUnavailable(f"cannot open SQLite file {self.path}: {e}") from e
             conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
@@ -47,6 +50,9 @@ class SqliteDatabase(Database):
 
     def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
                 read_only: bool = True) -> ExecResult:
+        refused = refuse_nul(sql, "sqlite")
+        if refused is not None:
+            return refused
         cap = max_rows or self.limits.max_rows
         timeout = timeout_s or self.limits.statement_timeout_s
         conn = self._conn()
@@ -58,16 +64,20 @@ class SqliteDatabase(Database):
                 conn.execute("PRAGMA query_only = ON")
             conn.execute("BEGIN")
             cur = conn.execute(sql)
-            rows = cur.fetchmany(cap + 1) if cur.description else []
-            truncated = len(rows) > cap
-            rows = rows[:cap]
+            rows, cut = _take(cur, cap, self.limits.max_result_bytes) if cur.description else ([], None)
             cols = [Column(name=d[0], type="") for d in (cur.description or [])]
             if read_only or not self.writable:
                 conn.execute("ROLLBACK")
             else:
                 conn.execute("COMMIT")
+            if cut == "first row":
+                return DbError(sql=sql, engine="sqlite", error_class=ErrorClass.RESOURCE_LIMIT,
+                               message="result is over the byte cap: its first row alone holds more than "
+                                       f"{self.limits.max_result_bytes / 2**20:g} MiB",
+                               elapsed_ms=(time.perf_counter() - start) * 1000)
             return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in rows], row_count=len(rows),
-                               truncated=truncated, elapsed_ms=(time.perf_counter() - start) * 1000,
+                               truncated=cut is not None, truncated_by=cut,
+                               elapsed_ms=(time.perf_counter() - start) * 1000,
                                status=f"SELECT {len(rows)}" if cols else "OK")
         except (sqlite3.Error, ValueError, OverflowError) as e:
             if conn.in_transaction:
@@ -89,3 +99,17 @@ class SqliteDatabase(Database):
                 c.close()
             self._conns.clear()
         self._local = threading.local()
+
+
+def _take(cur: sqlite3.Cursor, cap: int, max_bytes: int) -> tuple[list[Any], Literal["rows", "bytes", "first row"] | None]:
+    """Rows one at a time (SQLite computes them as they are stepped) until a cap; which cap cut them."""
+    rows: list[Any] = []
+    size = 0
+    while (row := cur.fetchone()) is not None:
+        if len(rows) >= cap:
+            return rows, "rows"
+        size += row_bytes(row)
+        if size > max_bytes:
+            return rows, "bytes" if rows else "first row"
+        rows.append(row)
+    return rows, None

@@ -193,14 +193,15 @@ _LOCK = threading.Lock()
 
 def get_catalog(db: Database, *, refresh: bool = False, embedder: Embedder | None = None,
                 use_pgvector: bool = True) -> Catalog:
-    """The catalog of ``db``, built on first use and kept per database URL for the process."""
+    """The catalog of ``db``, built on first use and kept per database URL (and per-caller settings) for the
+    process."""
     with _LOCK:
-        cat = _CATALOGS.get(db.url)
+        cat = _CATALOGS.get(db.cache_key)
         if cat is not None and not refresh:
             cat.db = db
             return cat
         cat = build_catalog(db, embedder=embedder, use_pgvector=use_pgvector, previous=cat)
-        _CATALOGS[db.url] = cat
+        _CATALOGS[db.cache_key] = cat
         return cat
 
 
