@@ -82,14 +82,16 @@ class Watchdog:
             time.sleep(POLL_S)
 
     def _cancel(self, w: Watch, reason: Literal["timeout", "memory"]) -> None:
+        # under the lock: the statement's watch cannot end (and its connection go back to the pool) while
+        # the cancel request is in flight, so a late cancel never hits the next statement on that connection
         with self._cond:
             if w._done:
                 return
             w.reason = reason
-        try:
-            w.conn.cancel_safe(timeout=2.0)
-        except psycopg.Error as e:  # the connection may be closing at the same moment: nothing left to stop
-            log.debug("cancel failed: %s", e)
+            try:
+                w.conn.cancel_safe(timeout=2.0)
+            except psycopg.Error as e:  # the connection may be closing at the same moment: nothing left to stop
+                log.debug("cancel failed: %s", e)
 
 
 def private_memory(pid: int) -> int:
