@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from actsagent.config import Limits
-from actsagent.db import ErrorClass, open_database, open_embedded
+from actsagent.db import ErrorClass, open_embedded
 from actsagent.db.base import row_bytes
 from actsagent.db.pgfetch import DeadlinePassed, fetch
 from actsagent.db.postgres import PostgresDatabase
@@ -147,17 +147,6 @@ def test_limits_are_validated():
         with pytest.raises(ValidationError):
             Limits(**bad)
     assert Limits().connect_timeout_s <= 3 and Limits().max_result_bytes == 32 * 1024 * 1024
-
-
-def test_the_embedded_default_runs_as_the_reader():
-    from actsagent.db.roles import READER
-
-    db = open_database(None)
-    try:
-        assert db.user == READER and not db.superuser
-        assert db.execute("SELECT current_user").rows == [[READER]]
-    finally:
-        db.close()
 
 
 @pytest.fixture

@@ -367,6 +367,26 @@ def test_reader_grants_are_refreshed_and_concurrent_provisioning_is_safe(pg_db):
         db.close()
 
 
+def test_cli_db_load_refreshes_the_readers_grants(tmp_path, pg_admin_url):
+    from actsagent.cli import app
+    from actsagent.db import open_database
+    from actsagent.db.roles import READER
+
+    script = tmp_path / "two_schemas.sql"
+    script.write_text("CREATE SCHEMA sales;\nCREATE TABLE sales.deals (v int);\nINSERT INTO sales.deals VALUES (3);\n"
+                      "CREATE TABLE notes (t text);\nINSERT INTO notes VALUES ('x');\n")
+    res = CliRunner().invoke(app, ["db", "load", str(script), "--name", "two_schemas", "--replace", "--json"])
+    assert res.exit_code == 0, res.output
+    with psycopg.connect(pg_admin_url.replace("/postgres?", "/two_schemas?")) as admin:
+        assert admin.execute("SELECT has_table_privilege(%s, 'sales.deals', 'SELECT')", [READER]).fetchone()[0]
+    db = open_database("two_schemas")
+    try:
+        assert db.execute("SELECT current_user, (SELECT v FROM sales.deals), (SELECT t FROM notes)").rows == [
+            [READER, 3, "x"]]
+    finally:
+        db.close()
+
+
 def test_cli_db_status_says_which_role_queries_run_as(pg_db):
     from actsagent.cli import app
     from actsagent.db import open_embedded

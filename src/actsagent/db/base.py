@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from actsagent.config import Limits
@@ -99,6 +100,41 @@ def refuse_nul(sql: str, engine: Literal["postgres", "sqlite"]) -> DbError | Non
     return DbError(sql=sql.replace("\x00", "\\x00"), engine=engine, error_class=ErrorClass.SYNTAX,
                    message="the SQL text contains a NUL byte (\\x00), which no SQL statement may hold",
                    position=sql.index("\x00") + 1)
+
+
+@dataclass
+class CappedRows:
+    """Rows kept under a row cap and a byte cap, one at a time, and which cap cut them."""
+
+    max_rows: int
+    max_bytes: int
+    rows: list[Any] = field(default_factory=list)
+    truncated: Literal["rows", "bytes"] | None = None
+    first_row_bytes: int | None = None  # set when the first row alone is over the byte cap
+    size: int = 0
+
+    def keep(self, row: Any) -> bool:
+        """Keep ``row`` if both caps allow it; else note which cap cut the result and return False."""
+        if len(self.rows) >= self.max_rows:
+            self.truncated = "rows"
+            return False
+        n = row_bytes(row)
+        if self.size + n > self.max_bytes:
+            self.truncated = "bytes"
+            self.first_row_bytes = n if not self.rows else None
+            return False
+        self.size += n
+        self.rows.append(row)
+        return True
+
+    def row_too_large(self, sql: str, engine: Literal["postgres", "sqlite"], elapsed_ms: float) -> DbError | None:
+        """The typed error when the first row alone was over the byte cap (nothing could be kept)."""
+        if self.first_row_bytes is None:
+            return None
+        mib = 1024 * 1024
+        return DbError(sql=sql, engine=engine, error_class=ErrorClass.RESOURCE_LIMIT, elapsed_ms=elapsed_ms,
+                       message=f"one row of the result holds {self.first_row_bytes / mib:.1f} MiB, over the "
+                               f"{self.max_bytes / mib:g} MiB result cap")
 
 
 def row_bytes(row: tuple[Any, ...] | list[Any]) -> int:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg import pq
 
-from actsagent.db.base import row_bytes
+from actsagent.db.base import CappedRows
 
 
 class DeadlinePassed(Exception):
@@ -24,11 +24,8 @@ class DeadlinePassed(Exception):
 
 
 @dataclass
-class Fetched:
+class Fetched(CappedRows):
     columns: list[tuple[str, int]] = field(default_factory=list)  # name, type oid
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-    truncated: Literal["rows", "bytes"] | None = None
-    first_row_bytes: int | None = None  # set when the first row alone is over the byte cap
     status: str = ""
 
 
@@ -43,25 +40,15 @@ def fetch(conn: psycopg.Connection[Any], sql: str, *, max_rows: int, max_bytes: 
     """
     if not stream or not single_statement:
         return _fetch_whole(conn, sql, max_rows, max_bytes, single_statement)
-    out = Fetched()
+    out = Fetched(max_rows, max_bytes)
     cur = conn.cursor()
-    size = 0
     try:
         with closing(cur.stream(sql)) as rows:  # closing: leaving early cancels the rest of the result
             for row in rows:
                 if not out.columns and cur.description:
                     out.columns = [(d.name, d.type_code) for d in cur.description]
-                if len(out.rows) >= max_rows:
-                    out.truncated = "rows"
+                if not out.keep(row):
                     break
-                n = row_bytes(row)
-                if size + n > max_bytes:
-                    out.truncated = "bytes"
-                    if not out.rows:
-                        out.first_row_bytes = n
-                    break
-                size += n
-                out.rows.append(row)
                 if time.monotonic() > deadline:
                     raise DeadlinePassed()
     except psycopg.ProgrammingError:
@@ -81,22 +68,12 @@ def _fetch_whole(conn: psycopg.Connection[Any], sql: str, max_rows: int, max_byt
                  single_statement: bool) -> Fetched:
     cur = conn.cursor()
     cur.execute(sql, prepare=single_statement or None)  # prepare: the extended protocol, one statement only
-    out = Fetched(status=cur.statusmessage or "")
+    out = Fetched(max_rows, max_bytes, status=cur.statusmessage or "")
     if cur.description is None:
         return out
     out.columns = [(d.name, d.type_code) for d in cur.description]
-    size = 0
-    while (row := cur.fetchone()) is not None:  # converted one at a time: the cap bounds Python's copy
-        if len(out.rows) >= max_rows:
-            out.truncated = "rows"
-            break
-        n = row_bytes(row)
-        if size + n > max_bytes:
-            out.truncated = "bytes"
-            out.first_row_bytes = n if not out.rows else None
-            break
-        size += n
-        out.rows.append(row)
+    while (row := cur.fetchone()) is not None and out.keep(row):  # converted one at a time: the caps bound it
+        pass
     return out
 
 

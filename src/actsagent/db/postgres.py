@@ -143,12 +143,10 @@ class PostgresDatabase(Database):
             elapsed = (time.perf_counter() - start) * 1000
             if ro:
                 conn.rollback()  # before the type names: a stream left early leaves the transaction cancelled
-            if got.first_row_bytes is not None:
-                if not ro:
-                    conn.rollback()
-                return DbError(sql=sql, engine="postgres", error_class=ErrorClass.RESOURCE_LIMIT,
-                               message=f"one row of the result holds {got.first_row_bytes / MIB:.1f} MiB, over "
-                                       f"the {self.limits.max_result_bytes / MIB:g} MiB result cap", elapsed_ms=elapsed)
+            too_large = got.row_too_large(sql, "postgres", elapsed)
+            if too_large:
+                conn.rollback()
+                return too_large
             cols = [Column(name=n, type=self._type_name(conn, oid)) for n, oid in got.columns]
             if ro:
                 conn.rollback()

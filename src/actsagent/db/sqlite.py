@@ -6,12 +6,11 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Literal
 
 from actsagent.config import Limits
-from actsagent.db.base import Database, refuse_nul, row_bytes
+from actsagent.db.base import CappedRows, Database, refuse_nul
 from actsagent.db.classify import classify_sqlite
-from actsagent.db.results import Column, DbError, ErrorClass, ExecResult, QueryResult
+from actsagent.db.results import Column, DbError, ExecResult, QueryResult
 from actsagent.errors import DatabaseUnavailable, UserError
 
 
@@ -64,21 +63,21 @@ class SqliteDatabase(Database):
                 conn.execute("PRAGMA query_only = ON")
             conn.execute("BEGIN")
             cur = conn.execute(sql)
-            rows, cut = _take(cur, cap, self.limits.max_result_bytes) if cur.description else ([], None)
+            kept = CappedRows(cap, self.limits.max_result_bytes)
+            while cur.description and (row := cur.fetchone()) is not None and kept.keep(row):
+                pass  # SQLite computes rows as they are stepped: stopping here stops the work
             cols = [Column(name=d[0], type="") for d in (cur.description or [])]
-            if read_only or not self.writable:
+            too_large = kept.row_too_large(sql, "sqlite", (time.perf_counter() - start) * 1000)
+            if read_only or not self.writable or too_large:
                 conn.execute("ROLLBACK")
             else:
                 conn.execute("COMMIT")
-            if cut == "first row":
-                return DbError(sql=sql, engine="sqlite", error_class=ErrorClass.RESOURCE_LIMIT,
-                               message="result is over the byte cap: its first row alone holds more than "
-                                       f"{self.limits.max_result_bytes / 2**20:g} MiB",
-                               elapsed_ms=(time.perf_counter() - start) * 1000)
-            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in rows], row_count=len(rows),
-                               truncated=cut is not None, truncated_by=cut,
+            if too_large:
+                return too_large
+            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in kept.rows], row_count=len(kept.rows),
+                               truncated=kept.truncated is not None, truncated_by=kept.truncated,
                                elapsed_ms=(time.perf_counter() - start) * 1000,
-                               status=f"SELECT {len(rows)}" if cols else "OK")
+                               status=f"SELECT {len(kept.rows)}" if cols else "OK")
         except (sqlite3.Error, ValueError, OverflowError) as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -100,16 +99,3 @@ class SqliteDatabase(Database):
             self._conns.clear()
         self._local = threading.local()
 
-
-def _take(cur: sqlite3.Cursor, cap: int, max_bytes: int) -> tuple[list[Any], Literal["rows", "bytes", "first row"] | None]:
-    """Rows one at a time (SQLite computes them as they are stepped) until a cap; which cap cut them."""
-    rows: list[Any] = []
-    size = 0
-    while (row := cur.fetchone()) is not None:
-        if len(rows) >= cap:
-            return rows, "rows"
-        size += row_bytes(row)
-        if size > max_bytes:
-            return rows, "bytes" if rows else "first row"
-        rows.append(row)
-    return rows, None
