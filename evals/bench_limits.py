@@ -79,7 +79,7 @@ def child(engine: str, name: str, baseline: bool, sqlite_path: str | None) -> di
         db = SqliteDatabase(sqlite_path, limits=limits)
         sql = SQLITE_QUERIES[name]
         db.execute("SELECT 1")
-        run = lambda: db.execute(sql)  # noqa: E731
+        run = lambda: db.execute(sql)
     elif baseline:
         import psycopg
 
@@ -103,7 +103,7 @@ def child(engine: str, name: str, baseline: bool, sqlite_path: str | None) -> di
         db = open_database(None)
         sql = PG_QUERIES[name]
         backend = db.execute("SELECT pg_backend_pid()").rows[0][0]
-        run = lambda: db.execute(sql)  # noqa: E731
+        run = lambda: db.execute(sql)
     reset = _reset_peak()
     rss0 = _status("self", "VmRSS")
     start = time.perf_counter()
@@ -128,7 +128,7 @@ def _spawn(engine: str, name: str, baseline: bool, sqlite_path: str | None) -> d
     if sqlite_path:
         cmd += ["--sqlite", sqlite_path]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=False)
     if proc.returncode != 0:
         return {"outcome": f"child failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}", "wall_s": None}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -204,11 +204,12 @@ def main() -> None:
         tables=[ReportTable(title="Hostile resource queries", columns=[
             "query", "path", "outcome", "wall s", "client peak over start MB", "backend peak RSS MB",
             "within bounds"], rows=rows)],
-        notes=[f"bounds: wall <= timeout x 1.1 = {wall_bound:.1f} s; client peak RSS over its RSS before the query "
-               f"<= 3 x result byte cap = {client_bound / MIB:.0f} MB; backend peak RSS <= max_server_memory_mb + "
-               f"shared_buffers + 64 MB = {server_bound / MIB:.0f} MB",
-               "backend peak RSS includes the shared buffers the backend touched; the watchdog judges private "
-               "memory (RssAnon) only",
+        notes=[(f"bounds: wall <= timeout x 1.1 = {wall_bound:.1f} s; client peak RSS over its RSS before the query "
+                f"<= 3 x result byte cap = {client_bound / MIB:.0f} MB; backend peak RSS <= max_server_memory_mb + "
+                f"shared_buffers + 64 MB = {server_bound / MIB:.0f} MB"),
+               ("backend peak RSS includes the shared buffers the backend touched; the watchdog judges private "
+                "memory (RssAnon) every 50 ms, so one large allocation (a value being copied for sending) can pass "
+                "max_server_memory_mb by its own size before the cancel (PostgreSQL caps a value at 1 GB)"),
                "each run is a fresh client process with a fresh backend, so the peaks are the query's own",
                "SQLite runs in the client process: its memory is the client's"],
     )

@@ -137,9 +137,12 @@ class PostgresDatabase(Database):
             start = time.perf_counter()
             sent = True
             memory = self.limits.max_server_memory_mb * MIB
-            with WATCHDOG.watch(conn, timeout, memory_limit=memory, postmaster=self._postmaster) as watch:
+            # the client's deadline: a little after the server's, whose own error says more when it fires first
+            client_timeout = timeout + min(0.25, timeout * 0.05)
+            with WATCHDOG.watch(conn, client_timeout, memory_limit=memory, postmaster=self._postmaster) as watch:
                 got = fetch(conn, sql, max_rows=cap, max_bytes=self.limits.max_result_bytes,
-                            deadline=time.monotonic() + timeout, stream=ro, single_statement=self.single_statement)
+                            deadline=time.monotonic() + client_timeout, stream=ro,
+                            single_statement=self.single_statement)
             elapsed = (time.perf_counter() - start) * 1000
             if ro:
                 conn.rollback()  # before the type names: a stream left early leaves the transaction cancelled
