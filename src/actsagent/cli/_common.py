@@ -24,6 +24,9 @@ err_console = Console(stderr=True, soft_wrap=True)  # a message stays one line
 DbOption = typer.Option(None, "--db", help="postgresql:// URL, SQLite file, or embedded database name "
                                           "(default: $DATABASE_URL, else the embedded demo database)")
 JsonOption = typer.Option(False, "--json", help="print machine-readable JSON instead of tables")
+SettingOption = typer.Option(None, "--setting", metavar="NAME=VALUE",
+                             help="a per-caller setting (e.g. app.tenant_id=42) SET LOCAL in every transaction on "
+                                  "PostgreSQL, for row-level security; repeatable")
 
 
 def run_app(app: typer.Typer, args: list[str] | None = None) -> int:

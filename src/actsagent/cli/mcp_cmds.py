@@ -8,7 +8,7 @@ import os
 import typer
 
 from actsagent.cli._common import DbOption, err_console
-from actsagent.cli.web_cmds import _LOOPBACK, _model
+from actsagent.cli.web_cmds import _model, bind_address
 from actsagent.errors import UserError
 
 _TRANSPORTS = ("stdio", "http")
@@ -34,8 +34,9 @@ def mcp_cmd(db: str = DbOption,
         raise UserError(f"--transport must be stdio or http, not {transport!r}")
     if importlib.util.find_spec("mcp") is None:
         raise UserError("the MCP server needs the mcp package: pip install 'actsagent[mcp]'")
-    if transport == "http" and host not in _LOOPBACK and not token:
-        raise UserError(f"refusing to serve MCP on {host} without an access token: pass --token (or set "
+    bind, url_host, local = bind_address(host)
+    if transport == "http" and not local and not token:
+        raise UserError(f"refusing to serve MCP on {url_host} without an access token: pass --token (or set "
                         f"ACTSAGENT_TOKEN), or bind to 127.0.0.1")
     from actsagent.db import open_database
     from actsagent.integrations.mcp_server import build_server, http_app
@@ -48,9 +49,10 @@ def mcp_cmd(db: str = DbOption,
             return
         import uvicorn
 
-        url = f"http://{'[::1]' if host == '::1' else host}:{port}/mcp"
-        err_console.print(f"actsagent MCP server on {database.name} at {url}" + (" (token required)" if token else ""))
-        uvicorn.run(http_app(server, host=host, token=token), host=host, port=port, access_log=False,
+        url = f"http://{url_host}:{port}/mcp"
+        err_console.print(f"actsagent MCP server on {database.name} at {url}" + (" (token required)" if token else ""),
+                          markup=False)
+        uvicorn.run(http_app(server, host=bind, token=token), host=bind, port=port, access_log=False,
                     log_level=os.environ.get("ACTSAGENT_LOG_LEVEL", "warning"))
     finally:
         database.close()

@@ -60,6 +60,10 @@ def serve(db: str = DbOption,
           port: int = typer.Option(8765, "--port", min=1, max=65535),
           token: str = typer.Option(None, "--token", envvar="ACTSAGENT_TOKEN",
                                     help="access token the page and API require (header or ?token=)"),
+          tokens: Path = typer.Option(None, "--tokens", help="JSON file mapping each access token to "
+                                      "{\"user\": ..., \"settings\": {\"app.tenant_id\": 42}}: every user gets "
+                                      "their own conversations, and their settings are SET LOCAL in each query "
+                                      "(for row-level security)"),
           store: Path = StoreOption,
           no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model "
                                                               "is configured"),
@@ -73,18 +77,33 @@ def serve(db: str = DbOption,
     from actsagent.web import create_app
 
     bind, url_host, local = bind_address(host)
-    if not local and not token:
+    if token and tokens:
+        raise UserError("give either --token (one user) or --tokens (a file of users), not both")
+    callers = None
+    if tokens:
+        from actsagent.web.tenants import load_tokens
+
+        callers = load_tokens(tokens)
+    if not local and not (token or callers):
         raise UserError(f"refusing to serve on {url_host} without an access token: pass --token (or set "
-                        f"ACTSAGENT_TOKEN), or bind to 127.0.0.1")
+                        f"ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1")
     model = _model(no_llm)
     # DNS rebinding guard for a local server (Starlette compares the Host header without its port)
     allowed = sorted({"127.0.0.1", "localhost", "[::1]", url_host.lower()}) if local else None
-    app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed,
-                     max_body_bytes=max_body)
+    if callers:
+        from actsagent.web.tenants import create_tenant_app
+
+        app = create_tenant_app(callers, db=db, model=model, store_path=store, allowed_hosts=allowed,
+                                max_body_bytes=max_body)
+        label = app.label
+    else:
+        app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed,
+                         max_body_bytes=max_body)
+        label = app.state.db.label
     url = f"http://{url_host}:{port}/"
     # Text, not markup: a URL such as http://[::1]:8765/ is not a rich tag
-    console.print(Text.assemble(("actsagent copilot", "bold"), f" on {app.state.db.label} at ",
-                                (url, Style(link=url)), " (token required)" if token else ""))
+    console.print(Text.assemble(("actsagent copilot", "bold"), f" on {label} at ",
+                                (url, Style(link=url)), " (token required)" if token or callers else ""))
     if model is None:
         err_console.print("[yellow]no LLM configured:[/] the agent runs its LLM-free path; set OPENAI_API_KEY "
                           "(and OPENAI_BASE_URL) to let it write SQL from questions")

@@ -185,9 +185,10 @@ _LOCK = threading.Lock()
 
 def get_catalog(db: Database, *, refresh: bool = False, embedder: Embedder | None = None,
                 use_pgvector: bool = True) -> Catalog:
-    """The catalog of ``db``, built on first use and kept per database URL for the process."""
+    """The catalog of ``db``, built on first use and kept per database URL (and per-caller settings) for the
+    process."""
     with _LOCK:
-        cat = _CATALOGS.get(db.url)
+        cat = _CATALOGS.get(db.cache_key)
         if cat is not None and not refresh:
             cat.db = db
             return cat
@@ -195,7 +196,7 @@ def get_catalog(db: Database, *, refresh: bool = False, embedder: Embedder | Non
         cat = build_catalog(db, embedder=embedder, use_pgvector=use_pgvector, previous=previous)
         if previous is not None and previous.store is not None and previous.store is not cat.store:
             previous.store.close()
-        _CATALOGS[db.url] = cat
+        _CATALOGS[db.cache_key] = cat
         return cat
 
 

@@ -49,6 +49,17 @@ STATIC = Path(__file__).parent / "static"
 _NEW_TITLE = "New conversation"
 
 
+TOKEN_NEEDED = "This copilot needs its access token."
+
+
+def given_token(request: Request) -> str:
+    """The token a request carries: ``Authorization: Bearer``, ``X-Actsagent-Token`` or ``?token=``."""
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return request.headers.get("x-actsagent-token") or request.query_params.get("token") or ""
+
+
 def _sse(ev: WebEvent) -> bytes:
     return f"id: {ev.seq}\nevent: step\ndata: {ev.model_dump_json()}\n\n".encode()
 
@@ -96,14 +107,8 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
     app.add_middleware(BodyLimit, limit=max_body_bytes)  # outermost: nothing reads a body before the limit
 
     def check_token(request: Request) -> None:
-        if not token:
-            return
-        given = request.headers.get("x-actsagent-token") or request.query_params.get("token") or ""
-        auth = request.headers.get("authorization", "")
-        if auth.lower().startswith("bearer "):
-            given = auth[7:].strip()
-        if not secrets.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(status_code=401, detail="This copilot needs its access token.")
+        if token and not secrets.compare_digest(given_token(request).encode(), token.encode()):
+            raise HTTPException(status_code=401, detail=TOKEN_NEEDED)
 
     def json_only(request: Request) -> None:
         # A cross-site form cannot send application/json without a CORS preflight, which we never allow.
