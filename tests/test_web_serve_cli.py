@@ -55,7 +55,7 @@ def test_a_reachable_host_needs_a_token(host, shown, tmp_path):
     res = runner.invoke(app, ["serve", "--host", host, "--db", str(tmp_path / "x.sqlite")])
     assert res.exit_code != 0
     assert str(res.exception) == (f"refusing to serve on {shown} without an access token: pass --token (or set "
-                                  "ACTSAGENT_TOKEN), or bind to 127.0.0.1")
+                                  "ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1")
 
 
 def test_serve_on_the_ipv6_loopback(sqlite_db, tmp_path):
