@@ -27,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from actsagent.birdcritic.scorer import ScoringKeys, load_scoring_keys, score
 from actsagent.birdcritic.systems import System, SystemOutput
-from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks
+from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks, native_ids
 from actsagent.birdcritic.templates import (
     TemplateInfo,
     admin_url,
@@ -84,8 +84,10 @@ class TaskRunner:
     """Everything one task needs; the keys stay here and only reach ``score``."""
 
     def __init__(self, system: System, templates: dict[str, TemplateInfo], keys: dict[str, ScoringKeys],
-                 extensions: set[str], *, scorer_variant: str = "official") -> None:
+                 extensions: set[str], *, scorer_variant: str = "official",
+                 ids: dict[str, int | str] | None = None) -> None:
         self.system = system
+        self.ids = ids or {}  # the task file's id type for the record (ints in flash)
         self.scorer_variant = scorer_variant
         self.templates = templates
         self._keys = keys
@@ -117,7 +119,7 @@ class TaskRunner:
 
     def run(self, task: PublicTask) -> dict[str, Any]:
         start = time.perf_counter()
-        rec: dict[str, Any] = {"instance_id": task.instance_id, "db_id": task.db_id, "category": task.category,
+        rec: dict[str, Any] = {"instance_id": self.ids.get(task.instance_id, task.instance_id), "db_id": task.db_id, "category": task.category,
                                "efficiency": task.efficiency, "system": self.system.name}
         reason = self.unsupported_reason(task)
         if reason is not None:
@@ -207,7 +209,7 @@ def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask
         drop_orphan_copies(admin)
         templates = ensure_templates([t.db_id for t in pending], admin=admin, root=root)
         runner = TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(admin),
-                            scorer_variant=scorer_variant)
+                            scorer_variant=scorer_variant, ids=native_ids(task_set, root))
         _run_pool(runner, pending, log, workers=max(1, workers), progress=progress, total=len(tasks))
     records = {str(r["instance_id"]): r for r in log.records()}
     chosen = [records[t.instance_id] for t in tasks if t.instance_id in records]
