@@ -52,7 +52,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def chat_model(spec: str, cache: str, cache_dir: Path):
     """The model for an agent spec: the environment's endpoint and models, ``@name`` for every role, our cache."""
-    import actsagent.llm as llm
+    from actsagent import llm
     from actsagent.errors import UserError
 
     name = spec.partition("@")[2]
@@ -100,10 +100,18 @@ def main(argv: list[str] | None = None) -> int:
     except ActsagentError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    for k, v in report.summary.items():
-        print(f"{k}: {v}")
-    print(f"report: {args.out / 'bench_judge.md'}")
+    show(report, args.out / "bench_judge.md")
     return 1 if report.summary.get("errors") else 0
+
+
+def show(report, path: Path) -> None:
+    """The summary and the judge's figures by category; the per-task table stays in the report file."""
+    width = max(map(len, report.summary), default=0)
+    lines = [f"{k:<{width}}  {v}" for k, v in report.summary.items()]
+    cat = next((t for t in report.tables if t.title == "By category"), None)
+    if cat is not None:
+        lines += ["", " | ".join(cat.columns), *(" | ".join(map(str, r)) for r in cat.rows)]
+    print("\n".join([*lines, "", f"report: {path}"]))
 
 
 if __name__ == "__main__":

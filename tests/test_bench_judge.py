@@ -13,8 +13,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-import pytest
-
 from actsagent.birdcritic.judge_bench import draw, gold_passing, judge_figures, judged_candidates
 from actsagent.birdcritic.tasks import PublicTask
 from actsagent.graphs.models import AgentRun
@@ -43,7 +41,7 @@ def _lines(out: Path) -> list[dict]:
 
 
 def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp_path, pg_admin_url):
-    import actsagent.llm as llm
+    from actsagent import llm
 
     assert llm.ALLOW_MODEL_REQUESTS is False
     fixtures_before = sorted(p.name for p in FIXTURES.glob("*.json"))

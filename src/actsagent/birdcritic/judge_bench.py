@@ -22,10 +22,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from actsagent.birdcritic.runner import CATEGORIES, TaskRunner, make_task_runner, run_benchmark
+from actsagent.birdcritic.runner import (
+    CATEGORIES,
+    TaskRunner,
+    _check_same_system,
+    _exclusive,
+    make_task_runner,
+    run_benchmark,
+)
 from actsagent.birdcritic.scorer import ScoreResult
 from actsagent.birdcritic.tasks import PublicTask
-from actsagent.errors import UserError
 from actsagent.reporting import Report, ReportTable, ResultLog
 
 LOG_FILE = "bench_judge.jsonl"
@@ -161,10 +167,15 @@ def run_judge_bench(task_set: str, system: Any, tasks: list[PublicTask], out_dir
                     root: Path | None = None, progress: bool = True, config: dict[str, Any] | None = None) -> Report:
     """Run (or resume) the benchmark on ``tasks``; writes ``bench_judge.{json,md}`` and returns the report."""
     out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with _exclusive(out):  # one writer per folder, as for `birdcritic run`
+        return _run_locked(task_set, system, tasks, out, root=root, progress=progress, config=config)
+
+
+def _run_locked(task_set: str, system: Any, tasks: list[PublicTask], out: Path, *, root: Path | None,
+                progress: bool, config: dict[str, Any] | None) -> Report:
     log = ResultLog(out / LOG_FILE, key="instance_id")
-    others = {r.get("system") for r in log.records()} - {system.name, None}
-    if others:
-        raise UserError(f"{log.path} holds results of {', '.join(sorted(others))}; use another --out for {system.name}")
+    _check_same_system(log, system.name)
     latest = {str(r.get("instance_id")): r for r in log.records()}  # the last attempt of a task counts
     finished = {i for i, r in latest.items() if _complete(r)}
     pending = [t for t in tasks if t.instance_id not in finished]
@@ -193,8 +204,16 @@ def _complete(r: dict[str, Any]) -> bool:
     """A finished task's line; anything else (a failed system, a line edited by hand) is run again."""
     if r.get("status") == "unsupported":
         return True
-    return (r.get("status") == "done" and isinstance(r.get("candidates"), list) and isinstance(r.get("final"), dict)
-            and all(isinstance(c, dict) and isinstance(c.get("label"), dict) for c in r["candidates"]))
+    def judged(c: Any) -> bool:
+        return isinstance(c, dict) and isinstance(c.get("passed"), bool) and _verdict(c.get("label"))
+
+    numbers = all(isinstance(r.get(k), (int, float)) for k in ("llm_calls", "tokens", "total_s"))
+    return (r.get("status") == "done" and numbers and _verdict(r.get("final"))
+            and isinstance(r.get("candidates"), list) and all(map(judged, r["candidates"])))
+
+
+def _verdict(label: Any) -> bool:
+    return isinstance(label, dict) and isinstance(label.get("passed"), bool)
 
 
 # --------------------------------------------------------------------------- figures
