@@ -165,7 +165,7 @@ def expand(token: str) -> str | None:
     for w, r in _ranks().items():
         if r >= COMMON_RANK or w[0] != t[0] or len(w) <= len(t) or not w.isalpha():
             continue
-        if drop_vowels(w) == t:
+        if len(t) >= 4 and drop_vowels(w) == t:
             kind = "vowels"
         elif len(t) >= 4 and w.startswith(t):
             kind = "prefix"
