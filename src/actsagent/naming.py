@@ -65,6 +65,11 @@ def words(name: str) -> list[str]:
     return out
 
 
+def parts(name: str) -> list[str]:
+    """The identifier split only at punctuation (``cnt_k12`` -> ``cnt``, ``k12``): glossary terms match these too."""
+    return [p.lower() for p in _SPLIT.split(name) if p]
+
+
 def humanize(name: str) -> str:
     return " ".join(words(name)) or name
 

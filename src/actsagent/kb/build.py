@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from actsagent.db.base import Database
 from actsagent.kb.glossary import Glossary
 from actsagent.kb.models import SOURCE_RANK, ColumnEntry, KnowledgeBase, Relationship, TableEntry
-from actsagent.naming import expand, readable, words
+from actsagent.naming import expand, parts, readable, words
 from actsagent.schema.model import ColumnInfo, SchemaInfo, TableInfo
 
 VALUE_CAP = 200  # frequent distinct text values kept per column for matching
@@ -114,7 +114,7 @@ def _expansions(name: str) -> str:
 
 
 def _terms(name: str, terms: dict[str, str]) -> str:
-    hits = [f"{w}: {terms[w]}" for w in words(name) if w in terms]
+    hits = [f"{w}: {terms[w]}" for w in dict.fromkeys(parts(name) + words(name)) if w in terms]
     if name.lower() in terms:
         hits.insert(0, f"{name}: {terms[name.lower()]}")
     return "; ".join(dict.fromkeys(hits))

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from actsagent.kb.models import ColumnEntry, KnowledgeBase, TableEntry
 from actsagent.kb.store import KbIndex
-from actsagent.naming import words
+from actsagent.naming import parts, words
 from actsagent.safeql.embeddings import Embedder
 
 DEFAULT_BUDGET = 2200  # characters: what the pruned schema listing of the agent's prompts spends (see bench_retrieval)
@@ -340,7 +340,7 @@ class Retriever:
 
 def _name_words(name: str, readable_name: str, terms: dict[str, str]) -> set[str]:
     ws = {_stem(w) for w in words(name) + readable_name.split() if not w.isdigit() and w.lower() not in STOP}
-    for w in words(name):
+    for w in set(words(name) + parts(name)):
         if w in terms:
             ws |= content_tokens(terms[w])
     return ws
