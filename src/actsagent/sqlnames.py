@@ -39,8 +39,7 @@ def _sqlglot_dialect(dialect: str) -> str:
     return "postgres" if dialect == "postgres" else "sqlite"
 
 
-def parse_qualified(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
-    """``sql`` parsed and qualified: every column resolvable from the catalog carries its table's alias."""
+def _parse(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
     d = _sqlglot_dialect(dialect)
     try:
         trees = [t for t in sqlglot.parse(sql, read=d) if t is not None]
@@ -48,14 +47,23 @@ def parse_qualified(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
         raise SqlNamesError(f"cannot parse: {str(e).splitlines()[0]}") from e
     if len(trees) != 1:
         raise SqlNamesError(f"expected one statement, found {len(trees)}")
-    tree = trees[0]
     if dialect == "sqlite":
-        _quoted_strings(tree, info)
+        _quoted_strings(trees[0], info)
+    return trees[0]
+
+
+def _qualify(tree: exp.Expression, info: SchemaInfo, dialect: str, *, expand_alias_refs: bool = True) -> exp.Expression:
     try:
-        return qualify(tree, schema=sqlglot_schema(info), dialect=d, validate_qualify_columns=False,
-                       identify=False, expand_stars=False)
+        return qualify(tree, schema=sqlglot_schema(info), dialect=_sqlglot_dialect(dialect),
+                       validate_qualify_columns=False, identify=False, expand_stars=False,
+                       expand_alias_refs=expand_alias_refs)
     except (sqlglot.errors.SqlglotError, KeyError, ValueError, AttributeError) as e:
         raise SqlNamesError(f"cannot resolve names: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+
+
+def parse_qualified(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
+    """``sql`` parsed and qualified: every column resolvable from the catalog carries its table's alias."""
+    return _qualify(_parse(sql, info, dialect), info, dialect)
 
 
 def _quoted_strings(tree: exp.Expression, info: SchemaInfo) -> None:
@@ -101,7 +109,7 @@ def references(sql: str, info: SchemaInfo, dialect: str) -> SqlRefs:
 
 
 def rename(sql: str, info: SchemaInfo, dialect: str, *, tables: dict[str, str], columns: dict[tuple[str, str], str],
-           keep_output_names: bool = False, out_dialect: str | None = None) -> str:
+           keep_output_names: bool = False, minimal: bool = False, out_dialect: str | None = None) -> str:
     """``sql`` with real tables and their columns renamed (keys lower-case: ``tables[old]``,
     ``columns[(old_table, old_column)]``); table aliases equal to a renamed table's name follow it.
 
@@ -135,6 +143,13 @@ def rename(sql: str, info: SchemaInfo, dialect: str, *, tables: dict[str, str], 
         if t.alias and t.alias.lower() == t.name.lower():
             t.set("alias", exp.TableAlias(this=_ident(new, d)))
         t.set("this", _ident(new, d))
+    if minimal:
+        for c in tree.find_all(exp.Column):
+            if id(c) in unqualified:
+                c.set("table", None)
+        for t in tree.find_all(exp.Table):
+            if id(t) in unaliased:
+                t.set("alias", None)
     if not keep_output_names:
         for select, aliased in original_aliases:
             referenced = {c.name.lower() for key in ("order", "group", "having") if select.args.get(key)
@@ -146,12 +161,8 @@ def rename(sql: str, info: SchemaInfo, dialect: str, *, tables: dict[str, str], 
 
 
 def _top_selects(tree: exp.Expression) -> list[tuple[exp.Select, list[bool]]]:
-    """The outermost SELECTs (each branch of a set operation) and which outputs the author aliased.
-
-    Must run before mutation starts but after qualify: qualify only *adds* aliases, so an output
-    the author aliased is the one whose original text was aliased; we record it from the
-    qualified tree by the ``_col_``/same-name pattern qualify uses.
-    """
+    """The outermost SELECTs (each branch of a set operation) and which outputs the author aliased
+    (recorded before qualify, which aliases every output)."""
     out: list[tuple[exp.Select, list[bool]]] = []
     stack = [tree.this if isinstance(tree, exp.Subquery) else tree]
     while stack:
@@ -159,17 +170,8 @@ def _top_selects(tree: exp.Expression) -> list[tuple[exp.Select, list[bool]]]:
         if isinstance(node, exp.SetOperation):
             stack += [node.left, node.right]
         elif isinstance(node, exp.Select):
-            out.append((node, [_authored_alias(e) for e in node.expressions]))
+            out.append((node, [isinstance(e, exp.Alias) for e in node.expressions]))
     return out
-
-
-def _authored_alias(e: exp.Expression) -> bool:
-    if not isinstance(e, exp.Alias):
-        return False
-    inner = e.this
-    if e.alias.startswith("_col_"):
-        return False
-    return not (isinstance(inner, exp.Column) and inner.name.lower() == e.alias.lower())
 
 
 def _ident(name: str, dialect: str) -> exp.Identifier:
