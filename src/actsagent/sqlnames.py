@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.schema import MappingSchema
 
 from actsagent.errors import ActsagentError
 from actsagent.schema.model import SchemaInfo
@@ -30,9 +31,13 @@ class SqlRefs(BaseModel):
     columns: set[tuple[str, str]] = Field(default_factory=set)
 
 
-def sqlglot_schema(info: SchemaInfo) -> dict[str, dict[str, str]]:
-    """The catalog as sqlglot's nested mapping (lower-cased names; types are not needed for names)."""
-    return {t.name.lower(): {c.name.lower(): "text" for c in t.columns} for t in info.tables}
+def sqlglot_schema(info: SchemaInfo, dialect: str) -> MappingSchema:
+    """The catalog for sqlglot's resolver. PostgreSQL keeps the catalog's spelling (a quoted
+    ``"HireDt"`` matches only that column, an unquoted name is folded to lower case first);
+    SQLite matches names case-insensitively. Types are not needed to resolve names."""
+    fold = str.lower if dialect != "postgres" else (lambda n: n)
+    mapping = {fold(t.name): {fold(c.name): "text" for c in t.columns} for t in info.tables}
+    return MappingSchema(mapping, dialect=_sqlglot_dialect(dialect), normalize=False)
 
 
 def _sqlglot_dialect(dialect: str) -> str:
@@ -54,7 +59,7 @@ def _parse(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
 
 def _qualify(tree: exp.Expression, info: SchemaInfo, dialect: str, *, expand_alias_refs: bool = True) -> exp.Expression:
     try:
-        return qualify(tree, schema=sqlglot_schema(info), dialect=_sqlglot_dialect(dialect),
+        return qualify(tree, schema=sqlglot_schema(info, dialect), dialect=_sqlglot_dialect(dialect),
                        validate_qualify_columns=False, identify=False, expand_stars=False,
                        expand_alias_refs=expand_alias_refs)
     except (sqlglot.errors.SqlglotError, KeyError, ValueError, AttributeError) as e:
@@ -116,10 +121,17 @@ def rename(sql: str, info: SchemaInfo, dialect: str, *, tables: dict[str, str], 
     ``keep_output_names`` keeps the result's column labels (each renamed output column keeps its
     old label as an alias); otherwise the labels qualify added are dropped, so a renamed column
     shows its new name.
+
+    ``minimal`` keeps the statement's shape: a column the author left unqualified stays unqualified,
+    no table alias or output label is added - the SQL a person would write against the new names,
+    which may then be ambiguous or resolve differently (what schema refinement must detect).
     """
     d = _sqlglot_dialect(dialect)
-    tree = parse_qualified(sql, info, dialect)
+    tree = _parse(sql, info, dialect)
+    unqualified = {id(c) for c in tree.find_all(exp.Column) if not c.table}
+    unaliased = {id(t) for t in tree.find_all(exp.Table) if not t.alias}
     original_aliases = _top_selects(tree)
+    tree = _qualify(tree, info, dialect, expand_alias_refs=not minimal)
     todo: list[tuple[exp.Column, str | None, str | None]] = []  # column, new name, new qualifier
     for scope in traverse_scope(tree):
         for col in scope.columns:
