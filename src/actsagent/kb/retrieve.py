@@ -377,7 +377,7 @@ class _Renderer:
         notes = []
         if t.row_count is not None:
             notes.append(f"{t.row_count} rows")
-        if desc and (note := _table_note(t)):
+        if desc and (note := table_note(t)):
             notes.append(note)
         return head + (" -- " + "; ".join(notes) if notes else "")
 
@@ -387,7 +387,7 @@ class _Renderer:
             line += " PK"
         if c.references:
             line += f" FK -> {c.references}"
-        note = _column_note(c) if desc else ""
+        note = column_note(c) if desc else ""
         return line + (f" -- {note}" if note else "")
 
     def _fits(self, extra: int) -> bool:
@@ -451,7 +451,7 @@ class _Renderer:
         return SchemaContext(text=text, tables=tables, columns=columns, budget_chars=self.budget)
 
 
-def _column_note(c: ColumnEntry) -> str:
+def column_note(c: ColumnEntry) -> str:
     """What the context adds to a column line: a written description as it is; for a templated one
     only what the line does not say already (the name as words when it was expanded, values, range)."""
     if c.source != "template":
@@ -467,7 +467,7 @@ def _column_note(c: ColumnEntry) -> str:
     return _clip("; ".join(parts))
 
 
-def _table_note(t: TableEntry) -> str:
+def table_note(t: TableEntry) -> str:
     if t.source != "template":
         return _clip(t.description)
     return t.readable if t.readable and t.readable != " ".join(words(t.name)) else ""
