@@ -10,12 +10,12 @@ import re
 from typing import Any
 
 import pytest
+from agent_scripts import scores
 
 from actsagent.benchmarks import data_root, db_path, load_questions
 from actsagent.degrade import degrade_questions, plan_renames, write_degraded
 from actsagent.llm import FailingChatModel, ScriptedChatModel
 
-from agent_scripts import scores
 
 def _bench():
     from pathlib import Path
@@ -121,8 +121,8 @@ def test_tree_mode_with_postgres_and_the_knowledge_base_on_the_degraded_set(tmp_
 def test_bad_configurations_are_refused(tmp_path):
     from actsagent.errors import UserError
 
-    for bad in (dict(mode="fast"), dict(engine="mysql"), dict(hints=True), dict(bench="bird_dev", variant="degraded",
-                                                                                 hints=True)):
+    for bad in ({"mode": "fast"}, {"engine": "mysql"}, {"hints": True},
+                {"bench": "bird_dev", "variant": "degraded", "hints": True}):
         with pytest.raises(UserError):
             ba.run_bench(ba.AskConfig(**bad), model=ScriptedChatModel([]), out=tmp_path)
     with pytest.raises(UserError, match="needs an LLM"):

@@ -85,7 +85,7 @@ def test_copy_keeps_data_and_keys_and_never_writes_the_original(shop, tmp_path):
     new = {t.name: t for t in plan.tables}
     with sqlite3.connect(dst) as conn:
         for old, t in new.items():
-            ok, n_old = run_sqlite(shop, f'SELECT count(*) FROM "{old}"')
+            _, n_old = run_sqlite(shop, f'SELECT count(*) FROM "{old}"')
             assert conn.execute(f'SELECT count(*) FROM "{t.new_name}"').fetchone()[0] == n_old[0][0]
             cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{t.new_name}")')]
             assert cols == list(t.columns.values())

@@ -200,25 +200,25 @@ def degrade_questions(questions: list[BenchQuestion], src: Path, dst: Path, plan
     with SqliteDatabase(src) as original:
         info = original.schema()
     tables, columns = plan.table_map(), plan.column_map()
-    for q in questions:
-        def drop(reason: str) -> None:
-            out.dropped.append(DroppedQuestion(bench=q.bench, idx=q.idx, db_id=q.db_id, reason=reason))
+    def drop(q: BenchQuestion, reason: str) -> None:
+        out.dropped.append(DroppedQuestion(bench=q.bench, idx=q.idx, db_id=q.db_id, reason=reason))
 
+    for q in questions:
         ok, gold = run_sqlite(src, q.gold_sql)
         if not ok:
-            drop(f"gold fails on the original database: {gold}")
+            drop(q, f"gold fails on the original database: {gold}")
             continue
         try:
             new_sql = rename(q.gold_sql, info, "sqlite", tables=tables, columns=columns)
         except SqlNamesError as e:
-            drop(f"gold cannot be rewritten: {e}")
+            drop(q, f"gold cannot be rewritten: {e}")
             continue
         ok, rows = run_sqlite(dst, new_sql)
         if not ok:
-            drop(f"rewritten gold fails on the degraded copy: {rows}")
+            drop(q, f"rewritten gold fails on the degraded copy: {rows}")
             continue
         if not same_result(gold, rows, bench=q.bench, gold_sql=q.gold_sql):
-            drop("rewritten gold returns different rows")
+            drop(q, "rewritten gold returns different rows")
             continue
         out.kept.append(DegradedQuestion(bench=q.bench, idx=q.idx, db_id=q.db_id, question=q.question,
                                          gold_sql=new_sql, original_gold_sql=q.gold_sql, difficulty=q.difficulty))

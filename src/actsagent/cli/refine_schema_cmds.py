@@ -52,7 +52,8 @@ def refine_schema_cmd(db: str = DbOption,
                       out: Path = typer.Option(None, "--out", "-o", help="also write the refinement as JSON"),
                       json_out: bool = JsonOption) -> None:
     """Screen obscure names, propose names, keep those the workload verifies, create views (PostgreSQL)."""
-    from actsagent import kb, schema_refine as sr
+    from actsagent import kb
+    from actsagent import schema_refine as sr
     from actsagent.db import open_database
     from actsagent.schema_refine.views import require_postgres
 

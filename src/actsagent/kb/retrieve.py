@@ -180,7 +180,7 @@ class Retriever:
             except StructuredOutputError:
                 pass  # the LLM-free expansion below still helps
         extra: list[str] = []
-        for (t, c), vals in sc.value_hits.items():
+        for t, c in sc.value_hits:
             col = self.kb.table(t).column(c)  # type: ignore[union-attr]
             extra.append(f"{col.readable or c} of {self.kb.table(t).readable or t}")  # type: ignore[union-attr]
         toks = {w.lower() for w in _TOKEN.findall(base)}
