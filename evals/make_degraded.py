@@ -48,9 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         report.notes += s["notes"]
     report.tables.append(ReportTable(title="Dropped questions by reason", columns=["benchmark", "reason", "count"],
                                      rows=[[b, r, n] for b, s in summary.items() for r, n in s["dropped_by_reason"].items()]))
-    jp, mp = report.write(args.out, "degraded_set")
-    print(report.to_markdown())
-    print(f"wrote {jp} and {mp}", file=sys.stderr)
+    paths = report.write(args.out, "degraded_set")
+    for bench, s in summary.items():
+        print(f"{bench}: kept {s['kept']} of {s['questions']} questions; dropped {s['dropped_by_reason'] or 'none'}")
+    print("wrote " + " and ".join(map(str, paths)), file=sys.stderr)
     return 0
 
 

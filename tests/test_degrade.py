@@ -9,6 +9,7 @@ import uuid
 
 import psycopg
 import pytest
+from engines import sqlite_file
 
 from actsagent.benchmarks import BenchQuestion, data_root, db_path, load_questions, pg_copy, run_sqlite
 from actsagent.degrade import SQLITE_KEYWORDS, degrade_questions, plan_renames, write_degraded
@@ -40,11 +41,7 @@ GOLD = [
 
 @pytest.fixture
 def shop(tmp_path):
-    path = tmp_path / "concert.sqlite"
-    with sqlite3.connect(path) as conn:
-        for s in SETUP:
-            conn.execute(s)
-    return path
+    return sqlite_file(tmp_path / "concert.sqlite", SETUP)
 
 
 def _digest(path) -> str:

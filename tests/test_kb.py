@@ -4,9 +4,9 @@ stores, hierarchical retrieval within a budget, reformulation, verified-example 
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
+from engines import sqlite_file
 
 from actsagent import kb
 from actsagent.cli import app
@@ -36,11 +36,7 @@ CLUB = [
 
 @pytest.fixture
 def club(tmp_path):
-    path = tmp_path / "club.sqlite"
-    with sqlite3.connect(path) as conn:
-        for s in CLUB:
-            conn.execute(s)
-    db = SqliteDatabase(path)
+    db = SqliteDatabase(sqlite_file(tmp_path / "club.sqlite", CLUB))
     yield db
     db.close()
 
