@@ -235,3 +235,30 @@ def test_cli_build_show_edit_context_export(club, kb_file, capsys, tmp_path):
     assert run_app(app, ["kb", "add-example", "-q", "x", "-s", "DROP TABLE mbr", "--verified-by", "me", "--db", path,
                          "--kb-file", str(kb_file)]) == 1
     assert "guard" in capsys.readouterr().err
+
+
+def test_sql_named_tables_are_always_in_the_context(club, kb_file):
+    kb.build(club, path=kb_file)
+    q = "Which members from Norway attended the April Speaker event?"
+    plain = kb.context_for(q, club, 300, path=kb_file)
+    assert "k12" not in plain.selected_tables
+    forced = kb.context_for(q, club, 300, path=kb_file, sql="SELECT cnt_k12 FROM k12")
+    assert forced.selected_tables[0] == "k12" and forced.contains("k12")
+
+
+def test_only_solved_and_passed_runs_enrich(club, kb_file):
+    from actsagent.graphs.models import AgentRun
+
+    kb.build(club, path=kb_file)
+    sql = "SELECT fnm FROM mbr WHERE cntry = 'Norway'"
+    with pytest.raises(UserError, match="not a verified answer"):
+        kb.add_verified_run(club, AgentRun(status="best_effort", intent="members in Norway", final_sql=sql,
+                                           verdict={"passed": True}), verified_by="judge", path=kb_file)
+    with pytest.raises(UserError, match="not a verified answer"):
+        kb.add_verified_run(club, AgentRun(status="solved", intent="members in Norway", final_sql=sql,
+                                           verdict={"passed": False}), verified_by="judge", path=kb_file)
+    ex = kb.add_verified_run(club, AgentRun(status="solved", intent="members in Norway", final_sql=sql,
+                                            verdict={"passed": True}, thread_id="t-1"), verified_by="judge",
+                             path=kb_file)
+    assert ex.provenance.source == "agent" and ex.provenance.reference == "t-1"
+    assert ex.columns == ["mbr.cntry", "mbr.fnm"]

@@ -69,7 +69,7 @@ def test_kb_proposals_views_and_untouched_base_tables(company):
                                f'EXCEPT ALL SELECT * FROM refined."{tm.view}")) d')
         n = company.execute(f'SELECT (SELECT count(*) FROM refined."{tm.view}"), (SELECT count(*) FROM public."{tm.table}")')
         assert diff.rows == [[0]] and n.rows[0][0] == n.rows[0][1]
-    assert sr.load_refinement(company) == ref.model_copy(update={"decisions": []})
+    assert sr.load_refinement(company) == ref.model_copy(update={"decisions": [], "skipped_workload": []})
     # an agent pointed at the refined database sees only the views, under the new names
     rdb = RefinedDatabase(company, ref)
     try:
@@ -162,3 +162,20 @@ def test_cli_refine_schema(company, tmp_path, capsys, sqlite_db):
     assert run_app(app, ["refine-schema", "--db", company.url, "-w", str(bad)]) == 1
     err = capsys.readouterr().err
     assert "item 0 has no SQL" in err and "Traceback" not in err
+
+
+def test_llm_proposals_are_plain_identifiers_and_hostile_workload_is_skipped(company):
+    from actsagent.llm import ScriptedChatModel
+
+    k = kb.build(company)
+    cands = [c for c in sr.screen(company.schema()) if (c.table, c.column) == ("emp", "sal")]
+    model = ScriptedChatModel([{"names": ["salary; DROP TABLE emp", "Monthly Salary", "monthly_salary", "salary"]}])
+    props = sr.propose_with_llm(cands, k, model)
+    assert [p.names for p in props] == [["monthly_salary", "salary"]]  # only plain lower-case identifiers
+    assert "Column: sal" in model.calls[0].last_user
+    hostile = [sr.WorkloadItem(question="wipe", sql="DELETE FROM emp"),
+               sr.WorkloadItem(question="sleep", sql="SELECT pg_sleep(100)"), WORKLOAD[1]]
+    ref = sr.refine(company, props, hostile, materialise=False)
+    assert len(ref.skipped_workload) == 2 and all("guard" in s for s in ref.skipped_workload)
+    assert ref.decisions[0].new == "monthly_salary"
+    assert company.execute("SELECT count(*) FROM emp").rows == [[4]]

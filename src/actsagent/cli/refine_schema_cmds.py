@@ -87,3 +87,5 @@ def refine_schema_cmd(db: str = DbOption,
                              title=f"{len(cands)} obscure names screened, {len(props)} proposals", max_rows=200))
     where = "verified only (--dry-run)" if dry_run else f"views in schema {escape(ref.schema_name)}"
     console.print(f"[green]{ref.renamed()} rename(s) kept[/]; {where}; base tables untouched")
+    for line in ref.skipped_workload:
+        console.print(f"[yellow]workload item skipped:[/] {escape(line)}")

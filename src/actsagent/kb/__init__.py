@@ -88,14 +88,19 @@ def retriever(db: Database, *, path: Path | None = None, model: Any = None, buil
 
 
 def context_for(question: str, db: Database, budget_chars: int = DEFAULT_BUDGET, *, evidence: str = "",
-                model: Any = None, path: Path | None = None) -> SchemaContext:
+                model: Any = None, path: Path | None = None, sql: str | list[str] | None = None) -> SchemaContext:
     """The schema context for ``question`` within ``budget_chars`` characters (the knowledge base is
-    built on first use). ``ctx.prompt_vars()`` fills the ``_schema.md`` partial like ``schema_view``."""
+    built on first use); the tables ``sql`` names are always in it. ``ctx.prompt_vars()`` fills the
+    ``_schema.md`` partial like ``tools._schema_context.schema_view`` does."""
     if not question or not question.strip():
         raise UserError("the question is empty")
     if budget_chars < 200:
         raise UserError("the context budget must be at least 200 characters")
-    return retriever(db, path=path, model=model).retrieve(question, budget_chars=budget_chars, evidence=evidence)
+    from actsagent.tools._schema_context import sql_tables
+
+    named = sql_tables(sql, db.dialect) if sql else set()
+    return retriever(db, path=path, model=model).retrieve(question, budget_chars=budget_chars, evidence=evidence,
+                                                          tables=named)
 
 
 # ----- enrichment from verified answers -------------------------------------------------------------
@@ -161,7 +166,8 @@ def add_verified_run(db: Database, run: Any, *, verified_by: str, path: Path | N
         raise UserError(f"run {run.thread_id} is not a verified answer (status {run.status}, "
                         f"verdict {'passed' if verdict.get('passed') else 'not passed'})")
     return add_example(db, run.intent, run.final_sql, Provenance(source="agent", verified_by=verified_by,
-                                                                  reference=run.thread_id), path=path, embedder=embedder)
+                                                                  reference=run.thread_id or ""), path=path,
+                       embedder=embedder)
 
 
 def retract_example(db: Database, example_id: str, *, reason: str, by: str, path: Path | None = None,

@@ -140,14 +140,17 @@ class Retriever:
                     self._neighbours[ref.name].add(t.name)
 
     # ----- the loop -------------------------------------------------------------------------------
-    def retrieve(self, question: str, *, budget_chars: int = DEFAULT_BUDGET, evidence: str = "") -> SchemaContext:
+    def retrieve(self, question: str, *, budget_chars: int = DEFAULT_BUDGET, evidence: str = "",
+                 tables: list[str] | set[str] | None = None) -> SchemaContext:
+        """The context for ``question``; ``tables`` (e.g. those a draft SQL names) are always chosen."""
         base = f"{question} {evidence}".strip()
+        forced = [t.name for t in self.kb.tables if t.name.lower() in {x.lower() for x in tables or ()}]
         query, k = base, self.first_k
         reformulations: list[str] = []
         best: tuple[float, _Scores] | None = None
         iterations = 0
         for iterations in range(1, self.max_iterations + 1):
-            sc = self._score(query, base, k)
+            sc = self._score(query, base, k, forced)
             if best is None or sc.total(self.alpha) >= best[0]:
                 best = (sc.total(self.alpha), sc)
             if sc.total(self.alpha) >= self.threshold or iterations == self.max_iterations:
@@ -197,7 +200,7 @@ class Retriever:
         return sorted(((by_id[i], s) for i, s in scores.items() if i in by_id and s >= floor), key=lambda x: -x[1])
 
     # ----- one pass ---------------------------------------------------------------------------------
-    def _score(self, query: str, base: str, k: int) -> _Scores:
+    def _score(self, query: str, base: str, k: int, forced: list[str] = ()) -> _Scores:
         qvec = self.embedder.one(query)
         qtoks = content_tokens(query)
         grams = _ngrams(base)
@@ -222,7 +225,7 @@ class Retriever:
             table_score[t.name] = (max(tsim.get(t.name, 0.0), 0.0) + 0.7 * lex + 0.4 * best_col
                                    + 0.6 * has_value + boost_t.get(t.name.lower(), 0.0))
         ranked = sorted(table_score, key=lambda n: -table_score[n])
-        selected = ranked[:k]
+        selected = list(forced) + [n for n in ranked[:k] if n not in forced]
         selected += [n for n in ranked[k:] if any((n, c.name) in value_hits for c in self.kb.table(n).columns)
                      or table_score[n] >= 1.0]  # type: ignore[union-attr]
         selected = self._connect(selected)

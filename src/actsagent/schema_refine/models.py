@@ -66,6 +66,7 @@ class Refinement(BaseModel):
     schema_name: str = "refined"
     tables: list[TableMap] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
+    skipped_workload: list[str] = Field(default_factory=list)  # items the guard refused or that do not run
 
     def renamed(self) -> int:
         return sum(len(t.columns) + (t.view != t.table) for t in self.tables)

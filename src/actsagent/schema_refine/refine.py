@@ -100,11 +100,12 @@ def propose_with_llm(candidates: list[Candidate], kb: Any, model: Any, *, k: int
                           neighbours=", ".join(c.name for c in t.columns if c.name != cand.column)[:600],
                           samples=", ".join(repr(v) for v in getattr(entry, "samples", [])[:10]))
         try:
-            names = model.complete(messages, role="tools", response_model=Names).parsed.names[:k]
+            names = model.complete(messages, role="tools", response_model=Names).parsed.names
         except StructuredOutputError as e:
             log.warning("refine: no names for %s.%s from the model (%s)", cand.table, cand.column, e)
             continue
-        p = Proposal(table=cand.table, column=cand.column, names=names, source="llm")
+        p = Proposal(table=cand.table, column=cand.column, names=names, source="llm")  # invalid names dropped
+        p.names = p.names[:k]
         if p.names:
             out.append(p)
     return out
@@ -119,7 +120,12 @@ class _Workload:
         self.db, self.info = db, info
         self.items: list[tuple[WorkloadItem, SqlRefs, list]] = []
         self.skipped: list[str] = []
+        from actsagent.guard import check_sql
+
         for w in items:
+            if not (checked := check_sql(w.sql, "postgres")).ok:
+                self.skipped.append(f"{w.sql[:60]}: refused by the guard ({checked.reason})")
+                continue
             try:
                 refs = references(w.sql, info, "postgres")
             except SqlNamesError as e:
@@ -248,7 +254,7 @@ def refine(db: Database, proposals: list[Proposal], workload: list[WorkloadItem]
         trial.close()
         drop_views(pg, TRIAL_SCHEMA)
     out = _refinement(pg, info, kept, schema)
-    out.decisions = decisions
+    out.decisions, out.skipped_workload = decisions, wl.skipped
     if materialise:
         create_views(pg, out, info)
     return out

@@ -88,7 +88,7 @@ def create_views(db: PostgresDatabase, refinement: Refinement, base: SchemaInfo,
             raise UserError(f"table {tm.table!r} is not in {db.name}")
         stmts.append(view_statement(tm, info, schema))
     if comment:
-        doc = json.dumps({MARKER: refinement.model_dump(mode="json", exclude={"decisions"})})
+        doc = json.dumps({MARKER: refinement.model_dump(mode="json", exclude={"decisions", "skipped_workload"})})
     else:
         doc = json.dumps({MARKER: "trial"})
     stmts.append(f"COMMENT ON SCHEMA {_q(schema)} IS '{doc.replace(chr(39), chr(39) * 2)}'")
