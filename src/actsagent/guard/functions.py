@@ -249,7 +249,7 @@ SYNTAX: dict[str, frozenset[str]] = {
     "postgres": _SQLITE_SYNTAX | {
         "any", "array", "by", "cube", "for", "ilike", "lateral", "like", "materialized", "offset", "only",
         "partition", "placing", "recursive", "rollup", "row", "sets", "similar", "some", "with", "window", "within",
-        "zone", "tablesample", "bernoulli", "system", "repeatable"},
+        "zone", "tablesample", "bernoulli", "system", "repeatable", "symmetric", "asymmetric"},
     "sqlite": _SQLITE_SYNTAX,
 }
 AFTER_CALL_SYNTAX = frozenset({"filter", "over"})
