@@ -1,110 +1,110 @@
 -- dialect: sqlite
-SELECT SECRET('x', 'y')
+SELECT SECRET(name) FROM customers
 -- ----
-SELECT id FROM customers WHERE SEARCH(name, 'a') IS NOT NULL
+WITH s AS (SELECT SEARCH(1, 2) AS v) SELECT v FROM s
 -- ----
-SELECT * FROM ENCRYPT('/etc/passwd') AS f
+SELECT name FROM customers ORDER BY ENCRYPT(id, 'k')
 -- ----
-SELECT DECRYPT(name) FROM customers
+SELECT coalesce(DECRYPT('a'), 'b')
 -- ----
-WITH s AS (SELECT READ_CSV(1, 2) AS v) SELECT v FROM s
+SELECT "READ_CSV"(1, 2, 3)
 -- ----
-SELECT name FROM customers ORDER BY READ_PARQUET(id, 'k')
+SELECT READ_PARQUET('x', 'y')
 -- ----
-SELECT coalesce(TO_FILE('a'), 'b')
+SELECT id FROM customers WHERE TO_FILE(name, 'a') IS NOT NULL
 -- ----
-SELECT "ADDDATE"(1, 2, 3)
+SELECT * FROM ADDDATE('/etc/passwd') AS f
 -- ----
-SELECT APPLY('x', 'y')
+SELECT APPLY(name) FROM customers
 -- ----
-SELECT id FROM customers WHERE ARGMIN(name, 'a') IS NOT NULL
+WITH s AS (SELECT ARGMIN(1, 2) AS v) SELECT v FROM s
 -- ----
-SELECT * FROM ARRAY_ALL('/etc/passwd') AS f
+SELECT name FROM customers ORDER BY ARRAY_ALL(id, 'k')
 -- ----
-SELECT ARRAY_INSERT(name) FROM customers
+SELECT coalesce(ARRAY_INSERT('a'), 'b')
 -- ----
-WITH s AS (SELECT ARRAY_UNION_AGG(1, 2) AS v) SELECT v FROM s
+SELECT "ARRAY_UNION_AGG"(1, 2, 3)
 -- ----
-SELECT name FROM customers ORDER BY BITORAGG(id, 'k')
+SELECT BITORAGG('x', 'y')
 -- ----
-SELECT coalesce(BIT_LENGTH('a'), 'b')
+SELECT id FROM customers WHERE BIT_LENGTH(name, 'a') IS NOT NULL
 -- ----
-SELECT "BOOLXOR_AGG"(1, 2, 3)
+SELECT * FROM BOOLXOR_AGG('/etc/passwd') AS f
 -- ----
-SELECT CODE_POINTS_TO_BYTES('x', 'y')
+SELECT CODE_POINTS_TO_BYTES(name) FROM customers
 -- ----
-SELECT id FROM customers WHERE COT(name, 'a') IS NOT NULL
+WITH s AS (SELECT COT(1, 2) AS v) SELECT v FROM s
 -- ----
-SELECT * FROM CURRENT_DATE('/etc/passwd') AS f
+SELECT name FROM customers ORDER BY CURRENT_DATE(id, 'k')
 -- ----
-SELECT CURRENT_USER_ID(name) FROM customers
+SELECT coalesce(CURRENT_USER_ID('a'), 'b')
 -- ----
-WITH s AS (SELECT DATE_BIN(1, 2) AS v) SELECT v FROM s
+SELECT "DATE_BIN"(1, 2, 3)
 -- ----
-SELECT name FROM customers ORDER BY DAY_OF_MONTH(id, 'k')
+SELECT DAY_OF_MONTH('x', 'y')
 -- ----
-SELECT coalesce(EDITDISTANCE('a'), 'b')
+SELECT id FROM customers WHERE EDITDISTANCE(name, 'a') IS NOT NULL
 -- ----
-SELECT "EXTRACT"(1, 2, 3)
+SELECT * FROM EXTRACT('/etc/passwd') AS f
 -- ----
-SELECT FROM_BASE32('x', 'y')
+SELECT FROM_BASE32(name) FROM customers
 -- ----
-SELECT id FROM customers WHERE GENERATE_TABLE(name, 'a') IS NOT NULL
+WITH s AS (SELECT GENERATE_TABLE(1, 2) AS v) SELECT v FROM s
 -- ----
-SELECT * FROM GROUPBITXOR('/etc/passwd') AS f
+SELECT name FROM customers ORDER BY GROUPBITXOR(id, 'k')
 -- ----
-SELECT IDENTIFIER(name) FROM customers
+SELECT coalesce(IDENTIFIER('a'), 'b')
 -- ----
-WITH s AS (SELECT JARO_WINKLER_SIMILARITY(1, 2) AS v) SELECT v FROM s
+SELECT "JARO_WINKLER_SIMILARITY"(1, 2, 3)
 -- ----
-SELECT name FROM customers ORDER BY JSON_FORMAT(id, 'k')
+SELECT JSON_FORMAT('x', 'y')
 -- ----
-SELECT coalesce(J_S_O_N_B_CONTAINS_TOP_KEY('a'), 'b')
+SELECT id FROM customers WHERE J_S_O_N_B_CONTAINS_TOP_KEY(name, 'a') IS NOT NULL
 -- ----
-SELECT "LAX_STRING"(1, 2, 3)
+SELECT * FROM LAX_STRING('/etc/passwd') AS f
 -- ----
-SELECT LIST_HAS('x', 'y')
+SELECT LIST_HAS(name) FROM customers
 -- ----
-SELECT id FROM customers WHERE MAKE_TIMESTAMP(name, 'a') IS NOT NULL
+WITH s AS (SELECT MAKE_TIMESTAMP(1, 2) AS v) SELECT v FROM s
 -- ----
-SELECT * FROM MD5_NUMBER_LOWER64('/etc/passwd') AS f
+SELECT name FROM customers ORDER BY MD5_NUMBER_LOWER64(id, 'k')
 -- ----
-SELECT NEGATIVE(name) FROM customers
+SELECT coalesce(NEGATIVE('a'), 'b')
 -- ----
-WITH s AS (SELECT OBJECT_TRANSFORM(1, 2) AS v) SELECT v FROM s
+SELECT "OBJECT_TRANSFORM"(1, 2, 3)
 -- ----
-SELECT name FROM customers ORDER BY POSEXPLODE_OUTER(id, 'k')
+SELECT POSEXPLODE_OUTER('x', 'y')
 -- ----
-SELECT coalesce(REGEXP_CONTAINS('a'), 'b')
+SELECT id FROM customers WHERE REGEXP_CONTAINS(name, 'a') IS NOT NULL
 -- ----
-SELECT "REGR_SXY"(1, 2, 3)
+SELECT * FROM REGR_SXY('/etc/passwd') AS f
 -- ----
-SELECT SAFE_DIVIDE('x', 'y')
+SELECT SAFE_DIVIDE(name) FROM customers
 -- ----
-SELECT id FROM customers WHERE SEQUENCE(name, 'a') IS NOT NULL
+WITH s AS (SELECT SEQUENCE(1, 2) AS v) SELECT v FROM s
 -- ----
-SELECT * FROM SIMILARITY('/etc/passwd') AS f
+SELECT name FROM customers ORDER BY SIMILARITY(id, 'k')
 -- ----
-SELECT STARTSWITH(name) FROM customers
+SELECT coalesce(STARTSWITH('a'), 'b')
 -- ----
-WITH s AS (SELECT STRUCT(1, 2) AS v) SELECT v FROM s
+SELECT "STRUCT"(1, 2, 3)
 -- ----
-SELECT name FROM customers ORDER BY SYSDATETIME(id, 'k')
+SELECT SYSDATETIME('x', 'y')
 -- ----
-SELECT coalesce(TIMESTAMP_FROM_PARTS('a'), 'b')
+SELECT id FROM customers WHERE TIMESTAMP_FROM_PARTS(name, 'a') IS NOT NULL
 -- ----
-SELECT "TIME_TO_STR"(1, 2, 3)
+SELECT * FROM TIME_TO_STR('/etc/passwd') AS f
 -- ----
-SELECT TO_BASE32('x', 'y')
+SELECT TO_BASE32(name) FROM customers
 -- ----
-SELECT id FROM customers WHERE TO_TIME(name, 'a') IS NOT NULL
+WITH s AS (SELECT TO_TIME(1, 2) AS v) SELECT v FROM s
 -- ----
-SELECT * FROM TRY_BASE64_DECODE_BINARY('/etc/passwd') AS f
+SELECT name FROM customers ORDER BY TRY_BASE64_DECODE_BINARY(id, 'k')
 -- ----
-SELECT TRY_TO_NUMBER(name) FROM customers
+SELECT coalesce(TRY_TO_NUMBER('a'), 'b')
 -- ----
-WITH s AS (SELECT UNIX_DATE(1, 2) AS v) SELECT v FROM s
+SELECT "UNIX_DATE"(1, 2, 3)
 -- ----
-SELECT name FROM customers ORDER BY VAR_MAP(id, 'k')
+SELECT VAR_MAP('x', 'y')
 -- ----
-SELECT coalesce(XMLTABLE('a'), 'b')
+SELECT id FROM customers WHERE XMLTABLE(name, 'a') IS NOT NULL
