@@ -101,6 +101,8 @@ def test_every_control_character_is_refused_wherever_it_is(dialect):
             assert not r.ok and r.rule == "control_character" and r.offending == f"\\x{ord(c):02x}", (sql, r)
             assert sql[r.position - 1] == c
     assert check_sql("SELECT\t1\r\n\f", dialect).ok
+    r = check_sql("SELECT 'a\ud800'", dialect)  # no encoding carries an unpaired surrogate to the server
+    assert r.rule == "control_character" and r.offending == "\\ud800"
 
 
 def test_nothing_generated_contains_a_control_character():

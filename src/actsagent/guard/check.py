@@ -45,8 +45,9 @@ _ANONYMOUS = tuple(getattr(exp, n) for n in ("Anonymous", "AnonymousAggFunc") if
 _READ_ROOTS = (exp.Select, exp.SetOperation, exp.Values, exp.Subquery)
 _READ_ONLY_HINT = ("write one read-only query: SELECT, WITH ... SELECT, UNION/INTERSECT/EXCEPT of SELECTs, "
                    "or VALUES")
-# C0 and C1 control characters and DEL, except tab, newline, carriage return and form feed
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+# C0 and C1 control characters and DEL, except tab, newline, carriage return and form feed; and unpaired
+# surrogates, which no encoding carries to the server
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _LITERALS = frozenset({TokenType.STRING, TokenType.NUMBER, TokenType.BIT_STRING, TokenType.HEX_STRING,
                        TokenType.BYTE_STRING, TokenType.NATIONAL_STRING, TokenType.NATIONAL_RAW_STRING,
                        TokenType.RAW_STRING, TokenType.HEREDOC_STRING, TokenType.UNICODE_STRING})
@@ -123,8 +124,9 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None, max_rows: in
 def _refuse_control_characters(text: str, what: str) -> None:
     m = _CONTROL.search(text)
     if m:
-        code = f"\\x{ord(m.group()):02x}"
-        raise Refused("control_character", f"{what} contains the control character {code} at position "
+        c = ord(m.group())
+        code, kind = (f"\\x{c:02x}", "control character") if c < 0x100 else (f"\\u{c:04x}", "unpaired surrogate")
+        raise Refused("control_character", f"{what} contains the {kind} {code} at position "
                                            f"{m.start() + 1}; the server may stop reading at it (NUL) or read it "
                                            "differently; remove it", offending=code, position=m.start() + 1)
 
