@@ -154,7 +154,8 @@ def test_the_cli_refuses_a_former_crash_in_one_line():
 
     res = CliRunner().invoke(app, ["check", "SELECT MATCH_AGAINST(name, 'x') FROM customers", "--json"])
     assert res.exit_code == 1 and "Traceback" not in res.output
-    assert json.loads(res.stdout)["rule"] == "unknown_function" and json.loads(res.stdout)["offending"] == "match_against"
+    out = json.loads(res.stdout)
+    assert out["rule"] == "unknown_function" and out["offending"] == "match_against"
 
 
 def test_a_parser_failure_is_a_refusal_not_an_exception(monkeypatch):
@@ -210,9 +211,10 @@ def test_functions_that_assign_a_transaction_id_are_refused(pg_db):
 
 
 def _snapshot(db) -> list:
-    return [db.execute(sql).rows for sql in ("SELECT * FROM customers ORDER BY id", "SELECT * FROM orders ORDER BY id",
-                                             "SELECT last_value FROM customers_id_seq",
-                                             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")]
+    return [db.execute(sql).rows for sql in (
+        "SELECT * FROM customers ORDER BY id", "SELECT * FROM orders ORDER BY id",
+        "SELECT last_value FROM customers_id_seq",
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")]
 
 
 def test_the_whole_postgres_corpus_is_refused_by_run_guarded_and_run_sql_on_the_real_server(pg_db):

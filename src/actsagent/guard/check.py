@@ -113,7 +113,7 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None, max_rows: in
         return GuardRejection(original=sql, dialect=dialect, rule="too_complex",
                               reason="the query is nested too deeply to check; flatten it (fewer nested "
                                      "parentheses or subqueries)")
-    except Exception as e:  # noqa: BLE001 - a parser or generator bug on odd input is a refusal, never a crash
+    except Exception as e:  # a parser or generator bug on odd input is a refusal, never a crash
         return GuardRejection(original=sql, dialect=dialect, rule="unsupported",
                               reason=f"the guard could not check this query (its SQL parser failed with "
                                      f"{type(e).__name__}); rewrite it with standard syntax")
@@ -154,7 +154,7 @@ def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expression, list[Token]]:
                                "(unterminated string, quoted name or comment?)") from e
     except RecursionError:
         raise
-    except Exception as e:  # noqa: BLE001 - sqlglot's builders fail on arguments they do not expect (VAR_MAP('a'))
+    except Exception as e:  # sqlglot's builders fail on arguments they do not expect (VAR_MAP('a'))
         _refuse_unreviewed_modelled_call(tokens, reader, rules)
         raise Refused("unsupported", f"the guard's SQL parser failed on this query ({type(e).__name__}); rewrite it "
                                      "with standard syntax") from e

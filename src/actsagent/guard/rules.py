@@ -51,7 +51,8 @@ class Rules:
             allowed = ", ".join(sorted(self.policy.function_schemas)) or "none"
             raise Refused("qualified_function",
                           f"function {shown}() is schema-qualified; only built-in functions are allowed (qualifiers "
-                          f"allowed: {allowed}); call it without the schema or use a built-in function", offending=shown)
+                          f"allowed: {allowed}); call it without the schema or use a built-in function",
+                          offending=shown)
 
     def setting(self, name: str | None, extra_arguments: bool) -> None:
         """``current_setting(name [, missing_ok])``: only a literal name from the reviewed settings."""
