@@ -269,11 +269,6 @@ SAFE_SETTINGS = frozenset({
 ARGUMENT_CHECKED = frozenset({"current_setting"})
 
 
-def is_allowed(name: str, dialect: str, extra: frozenset[str] = frozenset()) -> bool:
-    n = name.lower()
-    return n in ALLOWED.get(dialect, frozenset()) or n in extra
-
-
 @functools.cache
 def known_function_names() -> frozenset[str]:
     """Every function name sqlglot models in any dialect, plus ours: a field ``(x).f`` named like one of
