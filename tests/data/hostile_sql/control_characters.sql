@@ -26,7 +26,7 @@ SELECT 1\x1b[2J
 -- ----
 SELECT 'a\x7f' AS v
 -- ----
-SELECT name FROM customers\x85
+SELECT name FROM customers\x9b
 -- ----
 SELECT\x9fname FROM customers
 -- ----

@@ -8,8 +8,8 @@ SELECT 'a\x00b'
 -- ----
 SELECT\x0b name FROM customers
 -- ----
-SELECT name FROM customers WHERE id = 1\x1f
+SELECT name FROM customers WHERE id = 1\x1f OR 1 = 1
 -- ----
-SELECT "na\x85me" FROM customers
+SELECT "na\x80me" FROM customers
 -- ----
 SELECT name\x7f FROM customers
