@@ -60,7 +60,7 @@ def chat_model(spec: str, cache: str, cache_dir: Path):
     if name:
         overrides["models"] = llm.RoleModels(planner=name, tools=name, judge=name)
     if cache == "replay_only":
-        llm.ALLOW_MODEL_REQUESTS = False  # a missing recording fails the task; nothing reaches a model
+        llm.openai_model.ALLOW_MODEL_REQUESTS = False  # a missing recording fails the task; nothing reaches a model
         overrides |= {"base_url": "http://127.0.0.1:9/v1", "api_key": "none"}
     config = llm.LLMConfig.from_env(**overrides)
     if cache != "replay_only" and not (config.base_url or config.api_key):

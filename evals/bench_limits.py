@@ -1,6 +1,6 @@
 """Benchmark the resource limits: hostile queries through actsagent on the embedded default.
 
-Each query runs in a fresh client process (``open_database(None)``: the demo database, queried as
+Each query runs in a fresh client process (``ensure_demo()``: the demo database, queried as
 the read-only role, default ``Limits``), so its figures are its own:
 
 - wall time of ``Database.execute``, against the bound ``statement_timeout_s * 1.1``;
@@ -98,9 +98,9 @@ def child(engine: str, name: str, baseline: bool, sqlite_path: str | None) -> di
             except psycopg.Error as e:
                 return {"ok": False, "error": str(e).splitlines()[0]}
     else:
-        from actsagent.db import open_database
+        from actsagent.demo import ensure_demo
 
-        db = open_database(None)
+        db = ensure_demo()
         sql = PG_QUERIES[name]
         backend = db.execute("SELECT pg_backend_pid()").rows[0][0]
         run = lambda: db.execute(sql)
@@ -154,9 +154,9 @@ def main() -> None:
     args = ap.parse_args()
 
     from actsagent.config import Limits
-    from actsagent.db import open_database
+    from actsagent.demo import ensure_demo
 
-    open_database(None).close()  # start the server and provision the demo database before timing anything
+    ensure_demo().close()  # start the server and provision the demo database before timing anything
     limits = Limits()
     shared = _shared_buffers()
     wall_bound = limits.statement_timeout_s * 1.1

@@ -84,12 +84,13 @@ def call_repair(repair: Any, task: Any, db: Any, mode: str, model: Any) -> Any:
 
 def run_pass(args: argparse.Namespace, tasks: list[Any], *, cache_mode: str) -> list[dict[str, Any]]:
     import actsagent.llm as llm
+    from actsagent.llm import openai_model
     from actsagent.birdcritic.templates import ensure_templates
     from actsagent.db.sandbox import sandbox
     from actsagent.reporting import ResultLog
 
     configure_llm_env(args, mode=cache_mode)
-    llm.ALLOW_MODEL_REQUESTS = cache_mode != "replay_only"
+    openai_model.ALLOW_MODEL_REQUESTS = cache_mode != "replay_only"
     try:
         from actsagent.agent import repair
     except ImportError as e:

@@ -41,9 +41,9 @@ def _lines(out: Path) -> list[dict]:
 
 
 def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp_path, pg_admin_url):
-    from actsagent import llm
+    from actsagent.llm import openai_model
 
-    assert llm.ALLOW_MODEL_REQUESTS is False
+    assert openai_model.ALLOW_MODEL_REQUESTS is False
     fixtures_before = sorted(p.name for p in FIXTURES.glob("*.json"))
     out = tmp_path / "judge"
     assert _replay(out) == 0

@@ -8,7 +8,6 @@ import pytest
 
 from actsagent.birdcritic import scorer
 from actsagent.birdcritic.scorer import (
-    CompatConnection,
     ScoringKeys,
     check_sql_function_usage,
     ex_base,
@@ -20,6 +19,7 @@ from actsagent.birdcritic.scorer import (
     score,
 )
 from actsagent.birdcritic.tasks import PublicTask
+from actsagent.db.psycopg2_compat import CompatConnection
 
 SETUP = [
     "CREATE TABLE t (id INT PRIMARY KEY, d DATE, tag TEXT, u UUID)",

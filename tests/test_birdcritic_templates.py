@@ -18,9 +18,9 @@ def test_needed_extensions_from_task_text():
 def test_templates_are_built_once_and_missing_databases_are_unsupported(pg_admin_url):
     caps = server_capabilities(pg_admin_url)
     assert "vector" in caps and "hstore" not in caps  # the embedded server: no contrib
-    first = ensure_template("debit_card_specializing", admin=pg_admin_url)
+    first = ensure_template("debit_card_specializing", admin_url=pg_admin_url)
     assert first.ok and set(first.skipped_extensions) == {"hstore", "citext"}
-    again = ensure_template("debit_card_specializing", admin=pg_admin_url)
+    again = ensure_template("debit_card_specializing", admin_url=pg_admin_url)
     assert again.ok and again.url == first.url  # reused: the stamp matches
-    missing = ensure_template("esophageal", admin=pg_admin_url)
+    missing = ensure_template("esophageal", admin_url=pg_admin_url)
     assert not missing.ok and "no sample database" in missing.reason

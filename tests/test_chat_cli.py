@@ -10,7 +10,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from actsagent.cli import app
-from actsagent.db import open_database
+from actsagent.demo import ensure_demo
 from actsagent.web.agent_bridge import AgentBridge
 from actsagent.web.answer import Answerer
 from actsagent.web.flow import DatabaseHandle, Flow
@@ -33,7 +33,7 @@ def _feed(lines: list[str]):
 
 
 def test_chat_streams_steps_sql_rows_and_asks_back(tmp_path):
-    db = open_database(None)
+    db = ensure_demo()
     model = copilot_model(answer="PAID leads.")
     out = io.StringIO()
     console = Console(file=out, width=140, color_system=None)

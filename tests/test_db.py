@@ -146,6 +146,8 @@ def test_bad_targets_give_clear_errors(tmp_path):
         open_database("postgresql://nobody@127.0.0.1:1/nothing?connect_timeout=2")
     with pytest.raises(UserError, match="no database named"):
         open_database("no_such_embedded_db")
+    with pytest.raises(UserError, match="no database given"):
+        open_database(None)  # the db layer opens no default: the CLI and the copilot choose the demo
     garbage = tmp_path / "garbage.sqlite"
     garbage.write_bytes(b"this is not a database" * 100)
     with pytest.raises(DatabaseUnavailable, match="cannot open SQLite"):
@@ -178,14 +180,15 @@ def test_schema_comments_and_cache_refresh(pg_db_factory):
 
 def test_embedded_demo_database_is_loaded_once():
     from actsagent.db.roles import READER
+    from actsagent.demo import ensure_demo
 
-    db = open_database(None)
+    db = ensure_demo()
     assert db.user == READER and not db.superuser  # queries run as the read-only role, not the superuser
     assert db.execute("SELECT current_user").rows == [[READER]]
     counts = {t: db.execute(f"SELECT count(*) FROM {t}").rows[0][0]
               for t in ("customers", "orders", "order_items", "payments", "product_catalog", "employees")}
     assert counts["orders"] == 2500 and counts["customers"] == 400 and sum(counts.values()) > 5000
-    again = open_database(None)
+    again = ensure_demo()
     assert again.execute("SELECT count(*) FROM orders").rows == [[2500]]
     assert '"FirstName"' in again.schema().render()
 

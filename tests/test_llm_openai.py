@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 import actsagent.llm as llm
+from actsagent.llm import openai_model
 from actsagent.llm import (
     LLMConfig,
     ModelRequestsBlocked,
@@ -93,7 +94,7 @@ class FakeOpenAI:
 @pytest.fixture
 def fake(monkeypatch):
     server = FakeOpenAI()
-    monkeypatch.setattr(llm, "ALLOW_MODEL_REQUESTS", True)  # lifted for this local server only
+    monkeypatch.setattr(openai_model, "ALLOW_MODEL_REQUESTS", True)  # lifted for this local server only
     yield server
     server.close()
 
@@ -193,7 +194,7 @@ def test_malformed_http_body_is_a_retryable_provider_error(fake, tmp_path):
 
 
 def test_guard_blocks_requests(fake, tmp_path, monkeypatch):
-    monkeypatch.setattr(llm, "ALLOW_MODEL_REQUESTS", False)
+    monkeypatch.setattr(openai_model, "ALLOW_MODEL_REQUESTS", False)
     fake.replies = [(200, completion("ok"))]
     with pytest.raises(ModelRequestsBlocked):
         OpenAIChatModel(config(fake, tmp_path)).complete(MSG)
@@ -201,10 +202,10 @@ def test_guard_blocks_requests(fake, tmp_path, monkeypatch):
 
 
 def test_guard_is_set_by_conftest():
-    assert llm.ALLOW_MODEL_REQUESTS is False
+    assert openai_model.ALLOW_MODEL_REQUESTS is False
     with llm.allow_model_requests():
-        assert llm.ALLOW_MODEL_REQUESTS is True
-    assert llm.ALLOW_MODEL_REQUESTS is False
+        assert openai_model.ALLOW_MODEL_REQUESTS is True
+    assert openai_model.ALLOW_MODEL_REQUESTS is False
 
 
 def test_cache_record_then_replay_without_requests(fake, tmp_path, monkeypatch):
@@ -218,7 +219,7 @@ def test_cache_record_then_replay_without_requests(fake, tmp_path, monkeypatch):
     assert len(files) == 1 and json.loads(files[0].read_text())["request"]["messages"] == MSG
 
     # replay_only: served from the recording with the guard down and no endpoint at all
-    monkeypatch.setattr(llm, "ALLOW_MODEL_REQUESTS", False)
+    monkeypatch.setattr(openai_model, "ALLOW_MODEL_REQUESTS", False)
     replay = get_chat_model(LLMConfig(cache_mode="replay_only", cache_dir=tmp_path / "cache"))
     assert replay.complete(MSG, response_model=Answer).parsed == first.parsed
     # a different request (other temperature) is a miss: clear error, nothing sent

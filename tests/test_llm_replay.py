@@ -43,8 +43,9 @@ def _config(mode: str):
 
 def test_recorded_exchanges_replay_without_requests():
     import actsagent.llm as llm
+    from actsagent.llm import openai_model
 
-    assert llm.ALLOW_MODEL_REQUESTS is False
+    assert openai_model.ALLOW_MODEL_REQUESTS is False
     model = llm.get_chat_model(_config("replay_only"))
     choice = model.complete(STRUCTURED, role="tools", response_model=ColumnChoice)
     assert choice.cached and choice.attempts == 0

@@ -27,10 +27,9 @@ TASK_IDS = ["0", "1", "2", "3", "4", "8", "12", "13"]
 
 @pytest.fixture(scope="module")
 def replay_model():
-    import actsagent.llm as llm
-    from actsagent.llm import LLMConfig, RoleModels
+    from actsagent.llm import LLMConfig, RoleModels, openai_model
 
-    assert llm.ALLOW_MODEL_REQUESTS is False  # replay only: nothing may reach a model
+    assert openai_model.ALLOW_MODEL_REQUESTS is False  # replay only: nothing may reach a model
     config = LLMConfig.from_env(models=RoleModels(planner="relay", tools="relay", judge="relay"),
                                 cache_mode="replay_only", cache_dir=FIXTURES, max_retries=0,
                                 api_key="none", base_url="http://127.0.0.1:9/v1")

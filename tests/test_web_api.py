@@ -8,7 +8,7 @@ import pytest
 from copilot_script import ORDERS_BY_STATUS, PAID_BY_MONTH, REVENUE_PAID, copilot_model
 from fastapi.testclient import TestClient
 
-from actsagent.db import open_database
+from actsagent.demo import ensure_demo
 from actsagent.web import create_app
 from actsagent.web.app import event_stream_lines
 from actsagent.web.results import jsonable
@@ -21,7 +21,7 @@ def _rows(db, sql: str) -> list[list]:
 
 @pytest.fixture(scope="module")
 def demo_db():
-    db = open_database(None)  # the embedded demo database, loaded on first use
+    db = ensure_demo()  # the embedded demo database, loaded on first use
     yield db
     db.close()
 

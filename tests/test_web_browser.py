@@ -13,7 +13,7 @@ import pytest
 from copilot_script import ORDERS_BY_STATUS, copilot_model
 from web_server import LiveServer
 
-from actsagent.db import open_database
+from actsagent.demo import ensure_demo
 from actsagent.web import create_app
 
 pytestmark = pytest.mark.browser
@@ -47,7 +47,7 @@ def browser() -> Iterator:
 
 @pytest.fixture(scope="module")
 def demo_db():
-    db = open_database(None)
+    db = ensure_demo()
     yield db
     db.close()
 

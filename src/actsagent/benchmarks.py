@@ -122,63 +122,8 @@ def run_sqlite(path: Path, sql: str, *, timeout_s: float = 30.0) -> tuple[bool, 
 
 
 def pg_copy(sqlite_path: Path, name: str, *, replace: bool = False) -> str:
-    """URL of ``sqlite_path`` loaded into database ``name`` on the embedded server (loaded once).
+    """URL of ``sqlite_path`` loaded into database ``name`` on the embedded server (loaded once), with the
+    file's foreign keys, so PostgreSQL copies show the same relationships as the files."""
+    from actsagent.db.loader import load_embedded
 
-    ``db.loader`` copies tables and primary keys; the foreign keys are added here from the SQLite
-    file (``NOT VALID``: Spider's data do not always satisfy their own keys), so PostgreSQL copies
-    show the same relationships as the files.
-    """
-    import psycopg
-    from psycopg import sql as pgsql
-
-    from actsagent.db import embedded
-    from actsagent.db.loader import load_sqlite_file
-
-    admin = embedded.server_url("postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if exists and not replace:
-            return embedded.server_url(name)
-        if exists:
-            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
-        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
-    url = embedded.server_url(name)
-    try:
-        load_sqlite_file(url, sqlite_path)
-        _add_foreign_keys(url, sqlite_path)
-    except Exception:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)))
-        raise
-    return url
-
-
-def _add_foreign_keys(url: str, sqlite_path: Path) -> None:
-    import psycopg
-    from psycopg import sql as pgsql
-
-    src = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True)
-    try:
-        tables = [r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                            "AND name NOT LIKE 'sqlite_%'")]
-        fks: list[tuple[str, list[str], str, list[str]]] = []
-        for t in tables:
-            groups: dict[int, tuple[str, list[str], list[str]]] = {}
-            for fid, _seq, ref, frm, to, *_ in src.execute(f'PRAGMA foreign_key_list("{t.replace(chr(34), chr(34) * 2)}")'):
-                g = groups.setdefault(fid, (ref, [], []))
-                g[1].append(frm)
-                g[2].append(to)
-            fks += [(t, frm, ref, to) for ref, frm, to in groups.values()]
-    finally:
-        src.close()
-    with psycopg.connect(url, autocommit=True) as conn:
-        for table, frm, ref, to in fks:
-            if not all(to):
-                continue  # a key to the implicit rowid has no PostgreSQL counterpart
-            stmt = pgsql.SQL("ALTER TABLE {} ADD FOREIGN KEY ({}) REFERENCES {} ({}) NOT VALID").format(
-                pgsql.Identifier(table), pgsql.SQL(", ").join(map(pgsql.Identifier, frm)), pgsql.Identifier(ref),
-                pgsql.SQL(", ").join(map(pgsql.Identifier, to)))
-            try:
-                conn.execute(stmt)
-            except psycopg.Error:
-                continue  # a key to a missing table or a non-unique column (Spider has both): left out
+    return load_embedded(sqlite_path, name, if_exists="replace" if replace else "reuse", foreign_keys=True).url

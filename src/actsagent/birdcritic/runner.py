@@ -20,22 +20,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
-from psycopg import sql as pgsql
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from actsagent.birdcritic.scorer import ScoreResult, ScoringKeys, load_scoring_keys, score
 from actsagent.birdcritic.systems import System, SystemOutput
 from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks, native_ids
-from actsagent.birdcritic.templates import (
-    TemplateInfo,
-    admin_url,
-    ensure_templates,
-    needed_extensions,
-    server_capabilities,
-)
+from actsagent.birdcritic.templates import TemplateInfo, ensure_templates, needed_extensions, server_capabilities
 from actsagent.config import Limits
+from actsagent.db import admin
 from actsagent.db.sandbox import sandbox
 from actsagent.errors import DatabaseUnavailable
 from actsagent.reporting import Report, ReportTable, ResultLog
@@ -51,21 +44,16 @@ def _copy_name(db_id: str) -> str:
     return f"{COPY_PREFIX}{os.getpid()}_{uuid.uuid4().hex[:8]}_{db_id[:30]}"
 
 
-def drop_orphan_copies(admin: str) -> int:
+def drop_orphan_copies(admin_url: str) -> int:
     """Drop task copies left by runs that were killed (their pid is gone)."""
     dropped = 0
-    with psycopg.connect(admin, autocommit=True) as conn:
-        names = [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                            [COPY_PREFIX.replace("_", r"\_") + "%"])]
-        for name in names:
-            try:
-                pid = int(name[len(COPY_PREFIX):].split("_", 1)[0])
-            except ValueError:
-                continue
-            if _alive(pid):
-                continue
-            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
-            conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {}").format(pgsql.Identifier(name)))
+    for name in admin.databases(admin_url, like=COPY_PREFIX.replace("_", r"\_") + "%"):
+        try:
+            pid = int(name[len(COPY_PREFIX):].split("_", 1)[0])
+        except ValueError:
+            continue
+        if not _alive(pid):
+            admin.drop_database(admin_url, name)
             dropped += 1
     return dropped
 
@@ -183,10 +171,10 @@ class TaskRunner:
 def make_task_runner(task_set: str, system: System, tasks: list[PublicTask], *, root: Path | None = None,
                      scorer_variant: str = "official") -> TaskRunner:
     """A runner for ``tasks``: their template databases built, copies of killed runs dropped, keys loaded."""
-    admin = admin_url()
-    drop_orphan_copies(admin)
-    templates = ensure_templates(sorted({t.db_id for t in tasks}), admin=admin, root=root)
-    return TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(admin),
+    server = admin.server_admin_url()
+    drop_orphan_copies(server)
+    templates = ensure_templates(sorted({t.db_id for t in tasks}), admin_url=server, root=root)
+    return TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(server),
                       scorer_variant=scorer_variant, ids=native_ids(task_set, root))
 
 

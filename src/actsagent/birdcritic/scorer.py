@@ -3,8 +3,8 @@
 The official test cases are Python sources defining ``test_case(pred_sqls, sol_sqls, db_name,
 conn)``; they call helpers by name (``execute_queries``, ``ex_base``, ...) and read the global
 ``pred_query_result``. We rebuild those helpers with the documented behaviour and limits
-(statement_timeout 60 s, 15 s for ``WITH RECURSIVE``, at most 10,000 rows) on psycopg 3, with a
-thin adapter so ``conn`` behaves like the psycopg2 connection the tests were written against.
+(statement_timeout 60 s, 15 s for ``WITH RECURSIVE``, at most 10,000 rows) on psycopg 3, through
+``db.psycopg2_compat`` so ``conn`` behaves like the psycopg2 connection the tests were written against.
 
 This is the only module that reads ``sol_sql`` and ``test_cases`` (``ScoringKeys``).
 """
@@ -18,11 +18,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import psycopg
-from psycopg.types.string import TextLoader
 from pydantic import BaseModel, ConfigDict
 
 from actsagent.birdcritic.tasks import PublicTask, iter_rows, task_file
+from actsagent.db import psycopg2_compat as pg2
 
 STATEMENT_TIMEOUT = "60s"
 RECURSIVE_TIMEOUT = "15s"
@@ -56,81 +55,9 @@ def load_scoring_keys(task_set: str, *, root: Path | None = None) -> dict[str, S
     return out
 
 
-# --------------------------------------------------------------------------- psycopg2-like connection
-
-class CompatCursor(psycopg.ClientCursor):
-    """A cursor that behaves like psycopg2's where tests can tell: parameters are bound client-side,
-    and a multi-statement string exposes the result of its LAST statement.
-
-    psycopg 3 positions on the first result; gold answers such as ``DROP INDEX ...; CREATE INDEX
-    ...; SELECT ...`` in one string would then yield no rows.
-    """
-
-    def execute(self, query, params=None, **kwargs):  # type: ignore[override]
-        super().execute(query, params, **kwargs)
-        while self.nextset():
-            pass
-        return self
-
-
-class CompatConnection:
-    """psycopg 3 connection with psycopg2's observable behaviour for test code.
-
-    Differences that matter to the tests: multi-statement strings return the last result,
-    ``with conn:`` ends the transaction but keeps the connection open, and uuid/inet values
-    come back as strings.
-    """
-
-    def __init__(self, conn: psycopg.Connection) -> None:
-        self._conn = conn
-        conn.cursor_factory = CompatCursor
-        for name in ("uuid", "inet", "cidr", "macaddr"):
-            conn.adapters.register_loader(name, TextLoader)
-
-    @classmethod
-    def connect(cls, url: str) -> CompatConnection:
-        return cls(psycopg.connect(url, autocommit=False, options=SESSION_OPTIONS))
-
-    def cursor(self, *args: Any, **kwargs: Any):
-        return self._conn.cursor(*args, **kwargs)
-
-    def commit(self) -> None:
-        self._conn.commit()
-
-    def rollback(self) -> None:
-        self._conn.rollback()
-
-    def close(self) -> None:
-        self._conn.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._conn.closed
-
-    @property
-    def autocommit(self) -> bool:
-        return self._conn.autocommit
-
-    @autocommit.setter
-    def autocommit(self, value: bool) -> None:
-        self._conn.autocommit = value
-
-    def __enter__(self) -> CompatConnection:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self._conn.commit()
-        else:
-            self._conn.rollback()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._conn, name)
-
-
 # --------------------------------------------------------------------------- helpers the tests call
 
-def perform_query_on_postgresql_databases(query: str, db_name: str, conn: CompatConnection | None = None):
+def perform_query_on_postgresql_databases(query: str, db_name: str, conn: pg2.CompatConnection | None = None):
     """Run one statement and commit; return ``(rows or None, conn)``; errors roll back and propagate.
 
     Whatever the statement, up to ``MAX_ROWS`` rows are fetched, and a statement that yields no
@@ -147,7 +74,7 @@ def perform_query_on_postgresql_databases(query: str, db_name: str, conn: Compat
         conn.commit()
         try:
             return cur.fetchmany(MAX_ROWS + 1)[:MAX_ROWS], conn
-        except psycopg.ProgrammingError:  # the statement produced no rows
+        except pg2.ProgrammingError:  # the statement produced no rows
             return None, conn
     except Exception:
         conn.rollback()
@@ -174,7 +101,7 @@ def run_statements(queries, db_name, conn=None):
     for q in queries:
         try:
             result, conn = perform_query_on_postgresql_databases(q, db_name, conn=conn)
-        except psycopg.errors.QueryCanceled as e:
+        except pg2.QueryCanceled as e:
             return result, _first_line(e), True
         except Exception as e:  # noqa: BLE001 - any failure stops the list, as in the official helper
             return result, _first_line(e), False
@@ -255,7 +182,7 @@ def performance_compare_by_qep(old_sqls, sol_sqls, db_name, conn):
 _local = threading.local()
 
 
-def _default_connection() -> CompatConnection:
+def _default_connection() -> pg2.CompatConnection:
     conn = getattr(_local, "conn", None)
     if conn is None:
         raise RuntimeError("perform_query_on_postgresql_databases called without conn outside a scoring run")
@@ -347,8 +274,8 @@ def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *
     """
     db_name = task.db_id
     try:
-        conn = CompatConnection.connect(url)
-    except psycopg.Error as e:
+        conn = pg2.CompatConnection.connect(url, options=SESSION_OPTIONS)
+    except pg2.Error as e:
         return ScoreResult(passed=False, status="scorer_error", messages=[f"cannot connect: {e}"])
     try:
         if task.preprocess_sql:
@@ -367,7 +294,7 @@ def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *
                 messages.append(f"test {i}: {reason}")
             try:
                 conn.rollback()  # a test that left the transaction aborted must not poison the next
-            except psycopg.Error:
+            except pg2.Error:
                 pass
         n = len(keys.test_cases)
         return ScoreResult(passed=not failed, status="test_failed" if failed else "passed",
@@ -375,14 +302,14 @@ def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *
     finally:
         try:
             conn.close()
-        except psycopg.Error:
+        except pg2.Error:
             pass
         if task.clean_up_sql:
             try:
-                clean = CompatConnection.connect(url)
+                clean = pg2.CompatConnection.connect(url, options=SESSION_OPTIONS)
                 try:
                     execute_queries(task.clean_up_sql, db_name, clean)
                 finally:
                     clean.close()
-            except psycopg.Error:
+            except pg2.Error:
                 pass

@@ -14,6 +14,7 @@ from actsagent.birdcritic.runner import run_benchmark
 from actsagent.birdcritic.scorer import load_scoring_keys
 from actsagent.birdcritic.systems import BaselineSystem, GoldSystem, IssueSqlSystem, baseline_models
 from actsagent.birdcritic.tasks import data_dir
+from actsagent.db import admin
 from actsagent.reporting import Report, ReportTable, ResultLog
 
 CHECK_FILES = {"flash": "checks/sample_db_check_flash_exp_200.jsonl",
@@ -24,15 +25,6 @@ def load_checks(task_set: str, root: Path | None = None) -> dict[str, dict[str, 
     path = (root or data_dir()) / CHECK_FILES[task_set]
     with path.open(encoding="utf-8") as f:
         return {str(r["instance_id"]): r for r in map(json.loads, filter(str.strip, f))}
-
-
-def _server_version() -> str:
-    import psycopg
-
-    from actsagent.birdcritic.templates import admin_url
-
-    with psycopg.connect(admin_url()) as conn:
-        return str(conn.execute("SHOW server_version").fetchone()[0])
 
 
 def _assigns_pred_result(source: str) -> bool:
@@ -136,7 +128,7 @@ def validate(out_dir: str | Path, *, sets: list[str] = ("flash", "pg530"), worke
                                      rows=sorted(base_rows, key=lambda r: (r[0], -r[3]))))
     report = Report(name="BIRD-CRITIC scorer validation", config={"sets": list(sets), "workers": workers,
                                                                   "limit": limit, "data": str(data_dir()),
-                                                                  "server": _server_version()},
+                                                                  "server": admin.server_version(admin.server_admin_url())},
                     summary=summary, tables=tables,
                     notes=[*explained,
                            "checks/ was produced on PostgreSQL 15; a verdict that still differs under the checks/ "

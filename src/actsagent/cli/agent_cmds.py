@@ -65,11 +65,11 @@ def _agent():
 
 def _run(call, db_target: str | None, *, mode: str, sandbox: bool, interactive: bool, max_nodes: int,
          thread: str | None, json_out: bool) -> None:
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.graphs.models import Budget
     from actsagent.guard import Policy
 
-    database = open_database(db_target, writable=sandbox)
+    database = open_target(db_target, writable=sandbox)
     budget = Budget(max_nodes=max_nodes)
     on_event = None if json_out else _print_event
     kwargs: dict[str, Any] = {"budget": budget, "interactive": interactive and not json_out, "on_event": on_event}

@@ -30,11 +30,11 @@ def run_sql(sql: str = typer.Argument(..., help="one read-only SQL statement"), 
             setting: list[str] = SettingOption, json_out: bool = JsonOption) -> None:
     """Run guarded SQL (strict policy: one read-only statement, forced LIMIT, reviewed functions)."""
     from actsagent.config import Limits
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.db.settings import parse_assignments
     from actsagent.guard import Policy, run_guarded
 
-    database = open_database(db, limits=Limits(statement_timeout_s=timeout, max_rows=max_rows),
+    database = open_target(db, limits=Limits(statement_timeout_s=timeout, max_rows=max_rows),
                              settings=parse_assignments(setting or []))
     res = run_guarded(database, sql, Policy.strict(max_rows=max_rows))
     if json_out:
@@ -55,10 +55,10 @@ def run_sql(sql: str = typer.Argument(..., help="one read-only SQL statement"), 
 def show_schema(db: str = DbOption, table: list[str] = typer.Option(None, "--table", "-t", help="only these tables"),
                 setting: list[str] = SettingOption, json_out: bool = JsonOption) -> None:
     """Show the schema as the compact, commented listing the agent's prompts use."""
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.db.settings import parse_assignments
 
-    database = open_database(db, settings=parse_assignments(setting or []))
+    database = open_target(db, settings=parse_assignments(setting or []))
     try:
         schema = database.schema()
     finally:
@@ -125,44 +125,18 @@ def load(path: Path = typer.Argument(..., help="a .sql script or a SQLite file")
          replace: bool = typer.Option(False, help="drop the database first if it exists"),
          json_out: bool = JsonOption) -> None:
     """Load a .sql script or a SQLite file into a new database on the embedded server."""
-    import psycopg
-    from psycopg import sql as pgsql
+    from actsagent.db.loader import load_embedded
 
-    from actsagent.db import embedded
-    from actsagent.db.loader import load_sql_file, load_sqlite_file
-    from actsagent.db.roles import reader_url
-
-    if not path.is_file():
-        raise UserError(f"file not found: {path}")
-    dbname = name or path.stem
-    admin = embedded.server_url("postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [dbname]).fetchone()
-        if exists and not replace:
-            raise UserError(f"database {dbname!r} exists already (use --replace or --name)")
-        if exists:
-            conn.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(dbname)))
-        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(dbname)))
-    url = embedded.server_url(dbname)
-    try:
-        if path.suffix.lower() == ".sql":
-            out = {"skipped_extensions": load_sql_file(url, path)}
-        else:
-            out = {"rows": load_sqlite_file(url, path)}
-        reader_url(url, refresh=True)  # the read-only role's grants cover what was just loaded
-    except Exception:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(dbname)))
-        raise
-    out.update(database=dbname, url=url)
+    loaded = load_embedded(path, name or path.stem, if_exists="replace" if replace else "error")
     if json_out:
-        print_json(out)
-    else:
-        console.print(f"[green]loaded[/] {path.name} into database [bold]{dbname}[/] ({url})")
-        if out.get("skipped_extensions"):
-            console.print(f"[yellow]skipped unavailable extensions:[/] {', '.join(out['skipped_extensions'])}")
-        for t, n in out.get("rows", {}).items():
-            console.print(f"  {t}: {n} rows")
+        fields = {"skipped_extensions"} if path.suffix.lower() == ".sql" else {"rows"}
+        print_json(loaded.model_dump(include=fields | {"database", "url"}))
+        return
+    console.print(f"[green]loaded[/] {path.name} into database [bold]{loaded.database}[/] ({loaded.url})")
+    if loaded.skipped_extensions:
+        console.print(f"[yellow]skipped unavailable extensions:[/] {', '.join(loaded.skipped_extensions)}")
+    for t, n in loaded.rows.items():
+        console.print(f"  {t}: {n} rows")
 
 
 @db_app.command("provision-role")
@@ -189,7 +163,7 @@ def provision_role(name: str = typer.Argument(..., help="role to create or reset
                    json_out: bool = JsonOption) -> None:
     """Create or reset a read-only PostgreSQL login role (SELECT only, read-only default, timeouts), optionally
     with row-level security keyed by a per-caller setting and column-restricted views."""
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.db.roles import provision_readonly_role
     from actsagent.db.tenancy import Tenancy, parse_rls, parse_view
 
@@ -197,7 +171,7 @@ def provision_role(name: str = typer.Argument(..., help="role to create or reset
     if tenant_setting or rls or view:
         tenancy = Tenancy(setting=tenant_setting, rls=[parse_rls(r) for r in rls or []],
                           views=[parse_view(v) for v in view or []])
-    database = open_database(db)
+    database = open_target(db)
     try:
         if database.dialect != "postgres":
             raise UserError("read-only roles are for PostgreSQL; SQLite files are opened read-only already")

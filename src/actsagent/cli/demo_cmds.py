@@ -23,11 +23,11 @@ def demo(db: str = DbOption, question: str = typer.Option(
     """Repair broken queries on the demo shop database and answer a question, showing plan, SQL and rows."""
     from actsagent import agent
     from actsagent.cli.agent_cmds import _print_event, _print_run
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.llm import llm_available
 
     cases = json.loads(resources.files("actsagent.demo").joinpath("cases.json").read_text())
-    database = open_database(db)
+    database = open_target(db)
     on_event = None if json_out else _print_event
     if not json_out:
         console.print(f"[bold]actsagent demo[/] on {escape(repr(database))}")

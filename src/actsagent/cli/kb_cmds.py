@@ -21,9 +21,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(db: str | None):
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
 
-    return open_database(db)
+    return open_target(db)
 
 
 def _loaded(database, kb_file: Path | None):

@@ -38,10 +38,10 @@ def mcp_cmd(db: str = DbOption,
     if transport == "http" and not local and not token:
         raise UserError(f"refusing to serve MCP on {url_host} without an access token: pass --token (or set "
                         f"ACTSAGENT_TOKEN), or bind to 127.0.0.1")
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.integrations.mcp_server import build_server, http_app
 
-    database = open_database(db)
+    database = open_target(db)
     try:
         server = build_server(database, model=_model(no_llm), max_rows=max_rows)
         if transport == "stdio":

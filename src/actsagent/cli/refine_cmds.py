@@ -18,7 +18,7 @@ def refine_cmd(sql: str = typer.Argument(..., help="the SELECT to refine"), db: 
                time_limit: float = typer.Option(5.0, help="search time limit in seconds"),
                json_out: bool = JsonOption) -> None:
     """Find the nearest query that executes (and returns rows), and print the edit path and the rows."""
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.safeql import RefineOptions, refine
 
     if not sql.strip():
@@ -27,7 +27,7 @@ def refine_cmd(sql: str = typer.Argument(..., help="the SELECT to refine"), db: 
         opts = RefineOptions(k=k, alpha=alpha, time_limit_s=time_limit)
     except ValueError as e:
         raise UserError(f"bad option: {e}") from e
-    res = refine(open_database(db), sql, options=opts)
+    res = refine(open_target(db), sql, options=opts)
     if json_out:
         print_json(res)
     else:

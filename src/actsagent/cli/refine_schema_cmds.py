@@ -54,13 +54,13 @@ def refine_schema_cmd(db: str = DbOption,
     """Screen obscure names, propose names, keep those the workload verifies, create views (PostgreSQL)."""
     from actsagent import kb
     from actsagent import schema_refine as sr
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
     from actsagent.schema_refine.views import require_postgres
 
     if not 0 < threshold <= 1:
         raise UserError("--threshold must be greater than 0 and at most 1")
     items = read_workload(workload)
-    database = open_database(db)
+    database = open_target(db)
     try:
         require_postgres(database)
         k = kb.load(database) or kb.build(database)

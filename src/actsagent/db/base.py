@@ -6,15 +6,15 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from actsagent.config import Limits
+from actsagent.db.catalog import ServerCatalog, catalog_query, parse_catalog
+from actsagent.db.introspect import introspect
 from actsagent.db.results import DbError, ErrorClass, ExecResult
+from actsagent.db.settings import as_settings
 from actsagent.errors import UserError
-
-if TYPE_CHECKING:
-    from actsagent.db.catalog import ServerCatalog
-    from actsagent.schema.model import SchemaInfo
+from actsagent.schema.model import SchemaInfo
 
 Dialect = Literal["postgres", "sqlite"]
 
@@ -34,6 +34,7 @@ class Database(ABC):
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
         self._schema: SchemaInfo | None = None
+        self._catalog: ServerCatalog | None = None
 
     @abstractmethod
     def execute(
@@ -64,8 +65,6 @@ class Database(ABC):
 
     def with_settings(self, settings: Mapping[str, object] | None) -> Database:
         """This database with per-caller settings applied in every transaction (PostgreSQL only)."""
-        from actsagent.db.settings import as_settings
-
         if as_settings(settings):
             raise UserError(f"per-caller settings (SET LOCAL) need PostgreSQL; {self.name} is {self.dialect}")
         return self
@@ -73,8 +72,6 @@ class Database(ABC):
     def schema(self, *, refresh: bool = False) -> SchemaInfo:
         """Introspected tables, keys and value samples; cached per Database object."""
         if self._schema is None or refresh:
-            from actsagent.schema.introspect import introspect
-
             self._schema = introspect(self)
         return self._schema
 
@@ -83,11 +80,11 @@ class Database(ABC):
         self._catalog = None
 
     def catalog(self) -> ServerCatalog | None:
-        """Function, column and relation names the server resolves (for the guard); cached per Database object."""
-        if getattr(self, "_catalog", None) is None:
-            from actsagent.db.catalog import fetch_catalog
-
-            self._catalog = fetch_catalog(self)
+        """Function, column and relation names the server resolves (for the guard); cached per Database object.
+        None when the server refuses the query (the guard then decides without a catalog)."""
+        if self._catalog is None:
+            res = self.execute(catalog_query(self.dialect), max_rows=1)
+            self._catalog = parse_catalog(res.rows[0]) if res.ok and res.rows else None
         return self._catalog
 
     @abstractmethod

@@ -9,12 +9,9 @@ names are lower-cased here).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import BaseModel
-
-if TYPE_CHECKING:
-    from actsagent.db.base import Database
 
 _RELKINDS = "('r', 'v', 'm', 'f', 'p', 'c')"  # tables, views, matviews, foreign, partitioned, composite types
 _QUERIES = {
@@ -37,10 +34,12 @@ class ServerCatalog(BaseModel, frozen=True):
     columns: frozenset[str]  # column names of every relation, and the relation names themselves
 
 
-def fetch_catalog(db: Database) -> ServerCatalog | None:
-    """One read-only query; None when the server refuses it (the guard then decides without a catalog)."""
-    res = db.execute(_QUERIES[db.dialect], max_rows=1)
-    if not res.ok or not res.rows:
-        return None
-    functions, columns = ([] if v is None else json.loads(v) if isinstance(v, str) else v for v in res.rows[0])
+def catalog_query(dialect: str) -> str:
+    """One read-only query whose single row is (function names, column and relation names)."""
+    return _QUERIES[dialect]
+
+
+def parse_catalog(row: list[Any]) -> ServerCatalog:
+    """The catalog from the row of ``catalog_query`` (arrays on PostgreSQL, JSON text on SQLite)."""
+    functions, columns = ([] if v is None else json.loads(v) if isinstance(v, str) else v for v in row)
     return ServerCatalog(functions=frozenset(functions), columns=frozenset(columns))

@@ -1,20 +1,20 @@
-"""Pick an engine from a URL, a file path or nothing (the embedded server)."""
+"""Pick an engine from a URL, a file path or the name of a database on the embedded server."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import psycopg
-
 from actsagent.config import Limits
+from actsagent.db import admin
 from actsagent.db.base import Database
 from actsagent.db.settings import SessionSettings, as_settings
 from actsagent.errors import UserError
 
-DEMO_DB = "actsagent_demo"
 _default_settings = SessionSettings()
+NO_TARGET = ("no database given: pass a postgresql:// URL, a SQLite file or the name of a database on the "
+             "embedded server (--db), or set DATABASE_URL")
 
 
 def set_default_settings(settings: SessionSettings | Mapping[str, object] | None) -> None:
@@ -24,11 +24,19 @@ def set_default_settings(settings: SessionSettings | Mapping[str, object] | None
 
 
 def open_database(target: str | None = None, *, limits: Limits | None = None, writable: bool = False,
-                  settings: SessionSettings | Mapping[str, object] | None = None) -> Database:
+                  settings: SessionSettings | Mapping[str, object] | None = None,
+                  fallback: Callable[[Limits | None], Database] | None = None) -> Database:
     """Open ``target``: a postgres URL, ``sqlite:///path``, a ``.sqlite``/``.db`` path, or a database
-    name on the embedded server. ``None`` means ``DATABASE_URL`` or else the embedded demo database.
+    name on the embedded server. ``None`` means ``DATABASE_URL``, else ``fallback(limits)`` (the caller's
+    default database, e.g. ``actsagent.demo.ensure_demo``), else a ``UserError``.
     ``settings`` (with the defaults of ``set_default_settings``) are SET LOCAL in every transaction."""
-    db = _open(target, limits=limits, writable=writable)
+    target = target or os.environ.get("DATABASE_URL")
+    if target:
+        db = _open(target, limits=limits, writable=writable)
+    elif fallback is not None:
+        db = fallback(limits)
+    else:
+        raise UserError(NO_TARGET)
     merged = _default_settings.merged(settings)
     if not merged:
         return db
@@ -39,12 +47,7 @@ def open_database(target: str | None = None, *, limits: Limits | None = None, wr
         raise
 
 
-def _open(target: str | None, *, limits: Limits | None, writable: bool) -> Database:
-    target = target or os.environ.get("DATABASE_URL")
-    if not target:
-        from actsagent.demo import ensure_demo
-
-        return ensure_demo(limits=limits)
+def _open(target: str, *, limits: Limits | None, writable: bool) -> Database:
     if target.startswith(("postgresql://", "postgres://")) or "host=" in target or "dbname=" in target:
         from actsagent.db.postgres import PostgresDatabase
 
@@ -74,14 +77,14 @@ def open_embedded(name: str, *, limits: Limits | None = None, writable: bool = F
     from actsagent.db.postgres import PostgresDatabase
     from actsagent.db.roles import reader_url
 
-    admin = embedded.server_url("postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            if not create:
-                raise UserError(f"no database named {name!r} on the embedded server "
-                                f"(load one with `actsagent db load`)")
-            conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+    maintenance = embedded.server_url(admin.MAINTENANCE_DB)
+    if not admin.database_exists(maintenance, name):
+        if not create:
+            raise UserError(f"no database named {name!r} on the embedded server (load one with `actsagent db load`)")
+        try:
+            admin.create_database(maintenance, name)
+        except UserError:
+            pass  # another process created it a moment ago
     url = embedded.server_url(name)
     if writable:
         return PostgresDatabase(url, limits=limits, writable=True)

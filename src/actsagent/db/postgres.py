@@ -15,8 +15,10 @@ from psycopg import sql as pgsql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from actsagent.config import Limits
+from actsagent.db.admin import conninfo, first_line, redact
 from actsagent.db.base import Database, refuse_nul
 from actsagent.db.classify import classify_postgres
+from actsagent.db.embedded import local_postmaster
 from actsagent.db.pgfetch import DeadlinePassed, fetch, settle
 from actsagent.db.results import Column, DbError, ErrorClass, ExecResult, QueryResult
 from actsagent.db.settings import SessionSettings, as_settings
@@ -41,13 +43,8 @@ class PostgresDatabase(Database):
         self.single_statement = single_statement
         self.settings = SessionSettings()
         self._owner = True  # views from with_settings share the pool and never close it
-        try:
-            info = psycopg.conninfo.conninfo_to_dict(url)
-        except psycopg.ProgrammingError as e:
-            from actsagent.errors import UserError
-
-            raise UserError(f"not a PostgreSQL URL: {url!r} ({e})") from e
-        self.name = str(info.get("dbname") or info.get("user") or "postgres")
+        info = conninfo(url)
+        self.name = info.get("dbname") or info.get("user") or "postgres"
         wait = self.limits.connect_timeout_s
         kwargs: dict[str, Any] = {"autocommit": False}
         if "connect_timeout" not in info:
@@ -63,9 +60,7 @@ class PostgresDatabase(Database):
                 conn.rollback()
         except (psycopg.OperationalError, PoolTimeout) as e:
             self._pool.close()
-            raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {_redact(url)}: {_first_line(e)}") from e
-        from actsagent.db.embedded import local_postmaster
-
+            raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {redact(url)}: {first_line(e)}") from e
         self._postmaster = local_postmaster(url)
         self._types: dict[int, str] = {}
 
@@ -129,7 +124,7 @@ class PostgresDatabase(Database):
             conn_cm = self._pool.connection(timeout=self.limits.connect_timeout_s + timeout)
             conn = conn_cm.__enter__()
         except (psycopg.OperationalError, PoolTimeout) as e:
-            raise DatabaseUnavailable(f"PostgreSQL is unreachable: {_first_line(e)}") from e
+            raise DatabaseUnavailable(f"PostgreSQL is unreachable: {first_line(e)}") from e
         sent = False
         watch = None
         try:
@@ -170,8 +165,8 @@ class PostgresDatabase(Database):
                 pass
             if isinstance(e, psycopg.OperationalError) and conn.closed:
                 if not sent:
-                    raise _StaleConnection(_first_line(e)) from e
-                raise DatabaseUnavailable(f"PostgreSQL connection lost: {_first_line(e)}") from e
+                    raise _StaleConnection(first_line(e)) from e
+                raise DatabaseUnavailable(f"PostgreSQL connection lost: {first_line(e)}") from e
             reason = watch.reason if watch is not None else None
             if isinstance(e, DeadlinePassed) or reason == "timeout":
                 return DbError(sql=sql, engine="postgres", error_class=ErrorClass.TIMEOUT, code="57014",
@@ -206,7 +201,7 @@ class _StaleConnection(Exception):
 
 def _to_error(sql: str, e: psycopg.Error, elapsed_ms: float) -> DbError:
     diag = e.diag
-    message = diag.message_primary or _first_line(e)
+    message = diag.message_primary or first_line(e)
     state = e.sqlstate
     if state is None and "multiple commands" in message:
         state = "42601"
@@ -219,18 +214,3 @@ def _to_error(sql: str, e: psycopg.Error, elapsed_ms: float) -> DbError:
     return DbError(sql=sql, engine="postgres", error_class=cls, message=message, code=state, identifier=ident,
                    position=int(pos) if pos else None, detail=diag.message_detail, hint=diag.message_hint,
                    elapsed_ms=elapsed_ms)
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
-def _redact(url: str) -> str:
-    try:
-        info = psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "<unparseable URL>"
-    if info.get("password"):
-        info["password"] = "***"
-    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})

@@ -31,6 +31,7 @@ from psycopg import sql as pgsql
 from pydantic import BaseModel
 
 from actsagent.config import Limits
+from actsagent.db.admin import url_for
 from actsagent.db.tenancy import Tenancy, TenancyReport, apply_tenancy
 from actsagent.errors import DatabaseUnavailable, UserError
 
@@ -286,9 +287,4 @@ def _reader_is_current(conn: psycopg.Connection) -> bool:
 
 def _role_url(admin_url: str, role: str, password: str | None) -> str:
     """The admin's connection string with the role as user (same host, socket, port and database)."""
-    info = psycopg.conninfo.conninfo_to_dict(admin_url)
-    info["user"] = role
-    info.pop("password", None)
-    if password is not None:
-        info["password"] = password
-    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items() if v is not None})
+    return url_for(admin_url, user=role, password=password)

@@ -1,15 +1,18 @@
-"""The demo shop database, loaded into the embedded PostgreSQL on first use."""
+"""The demo shop database, loaded into the embedded PostgreSQL on first use, and the default database of
+the CLI, the copilot and the Studio graph when no database is given."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
-
-import psycopg
-from psycopg import sql as pgsql
 
 from actsagent.config import Limits
 from actsagent.db.base import Database
-from actsagent.db.connect import DEMO_DB, open_embedded
+from actsagent.db.connect import open_database, open_embedded
+from actsagent.db.loader import load_rows
+from actsagent.db.settings import SessionSettings
+
+DEMO_DB = "actsagent_demo"
 
 
 def load_demo(url: str) -> dict[str, int]:
@@ -17,19 +20,10 @@ def load_demo(url: str) -> dict[str, int]:
     from actsagent.demo.generate import generate
 
     ddl = resources.files("actsagent.demo").joinpath("schema.sql").read_text()
-    data = generate()
-    with psycopg.connect(url) as conn:
-        conn.execute(ddl)
-        for table, rows in data.items():
-            with conn.cursor().copy(pgsql.SQL("COPY {} FROM STDIN").format(pgsql.Identifier(table))) as cp:
-                for r in rows:
-                    cp.write_row(r)
-        conn.execute("ANALYZE")
-        conn.commit()
-    return {t: len(r) for t, r in data.items()}
+    return load_rows(url, ddl, generate())
 
 
-def ensure_demo(*, limits: Limits | None = None) -> Database:
+def ensure_demo(limits: Limits | None = None) -> Database:
     """The demo database on the embedded server, created and loaded (as the administrator) the first
     time; its queries run as the read-only role, whose grants are refreshed after the load."""
     from actsagent.db.roles import reader_url
@@ -42,3 +36,9 @@ def ensure_demo(*, limits: Limits | None = None) -> Database:
         reader_url(admin, refresh=True)
         db.invalidate_schema()
     return db
+
+
+def open_target(target: str | None = None, *, limits: Limits | None = None, writable: bool = False,
+                settings: SessionSettings | Mapping[str, object] | None = None) -> Database:
+    """``open_database(target)``, where neither a target nor ``DATABASE_URL`` means the demo database."""
+    return open_database(target, limits=limits, writable=writable, settings=settings, fallback=ensure_demo)

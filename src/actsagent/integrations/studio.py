@@ -75,9 +75,9 @@ _lock = threading.Lock()
 
 def _database(target: str | None) -> Database:
     """One open database per target for the server's life (each has its own connection pool)."""
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
 
     with _lock:
         if target not in _open:
-            _open[target] = open_database(target)
+            _open[target] = open_target(target)
         return _open[target]

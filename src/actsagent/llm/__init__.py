@@ -6,14 +6,11 @@ a record/replay response cache, usage accounting, and a scripted model for tests
     resp = model.complete(messages, role="planner", response_model=Plan)
     resp.parsed, resp.usage, resp.cached
 
-``ALLOW_MODEL_REQUESTS``: set to False (tests/conftest.py does) and ``OpenAIChatModel`` refuses to
-send anything; replayed cache entries and scripted models keep working.
+``openai_model.ALLOW_MODEL_REQUESTS``: set to False (tests/conftest.py does) and ``OpenAIChatModel``
+refuses to send anything; replayed cache entries and scripted models keep working.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from actsagent.llm.base import ChatModel, RawReply, Request
 from actsagent.llm.cache import ResponseCache, cache_key
@@ -27,25 +24,10 @@ from actsagent.llm.errors import (
     StructuredOutputError,
 )
 from actsagent.llm.langchain_model import LangChainChatModel
-from actsagent.llm.openai_model import OpenAIChatModel
+from actsagent.llm.openai_model import OpenAIChatModel, allow_model_requests
 from actsagent.llm.scripted import FailingChatModel, ScriptedCall, ScriptedChatModel, ScriptedReply, scripted_config
 from actsagent.llm.structured import OutputInvalid, parse_structured
 from actsagent.llm.usage import CallRecord, LLMResponse, Usage, UsageLedger, UsageTotals, current_labels
-
-ALLOW_MODEL_REQUESTS = True
-
-
-@contextmanager
-def allow_model_requests(allow: bool = True) -> Iterator[None]:
-    """Temporarily set ALLOW_MODEL_REQUESTS (tests that talk to a local fake endpoint)."""
-    global ALLOW_MODEL_REQUESTS
-    before = ALLOW_MODEL_REQUESTS
-    ALLOW_MODEL_REQUESTS = allow
-    try:
-        yield
-    finally:
-        ALLOW_MODEL_REQUESTS = before
-
 
 def get_chat_model(config: LLMConfig | None = None, *, ledger: UsageLedger | None = None) -> ChatModel | None:
     """The configured model, or None when no LLM is available (without an explicit ``config``).
@@ -61,7 +43,7 @@ def get_chat_model(config: LLMConfig | None = None, *, ledger: UsageLedger | Non
 
 
 __all__ = [
-    "ALLOW_MODEL_REQUESTS", "DEFAULT_MODEL", "DEFAULT_PRICES", "CallRecord", "ChatModel", "FailingChatModel",
+    "DEFAULT_MODEL", "DEFAULT_PRICES", "CallRecord", "ChatModel", "FailingChatModel",
     "LLMConfig", "LLMResponse",
     "LangChainChatModel", "ModelPrice", "ModelRequestsBlocked", "OpenAIChatModel", "OutputInvalid", "ProviderError", "ProviderFailed",
     "RawReply", "ReplayMiss", "Request", "ResponseCache", "RoleModels", "ScriptExhausted", "ScriptedCall",

@@ -9,14 +9,30 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-import actsagent.llm as _pkg
 from actsagent.llm.base import ChatModel, RawReply, Request, StructuredMode, StructuredModeUnsupported
 from actsagent.llm.config import LLMConfig
 from actsagent.llm.errors import ModelRequestsBlocked, ProviderError, to_provider_error
 from actsagent.llm.usage import UsageLedger
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "structured output")
+
+
+ALLOW_MODEL_REQUESTS = True  # False: every real request is refused (the test suite sets it)
+
+
+@contextmanager
+def allow_model_requests(allow: bool = True) -> Iterator[None]:
+    """Temporarily set ALLOW_MODEL_REQUESTS (tests that talk to a local fake endpoint)."""
+    global ALLOW_MODEL_REQUESTS
+    before = ALLOW_MODEL_REQUESTS
+    ALLOW_MODEL_REQUESTS = allow
+    try:
+        yield
+    finally:
+        ALLOW_MODEL_REQUESTS = before
 
 
 class OpenAIChatModel(ChatModel):
@@ -44,9 +60,10 @@ class OpenAIChatModel(ChatModel):
         return super().structured_mode(model)
 
     def _request(self, request: Request) -> RawReply:
-        if not _pkg.ALLOW_MODEL_REQUESTS:
+        if not ALLOW_MODEL_REQUESTS:
             raise ModelRequestsBlocked(
-                f"a request to model {request.model!r} was blocked: actsagent.llm.ALLOW_MODEL_REQUESTS is False "
+                f"a request to model {request.model!r} was blocked: actsagent.llm.openai_model.ALLOW_MODEL_REQUESTS "
+                "is False "
                 "(the test suite sets it). Use ScriptedChatModel, a replay cache, or lift the flag in a test that "
                 "talks to a local fake server.")
         kwargs: dict = {"model": request.model, "messages": request.messages}

@@ -1,7 +1,8 @@
-"""Schema introspection and its compact rendering for prompts."""
+"""What a database holds (tables, columns, keys, value samples) as typed data, and its rendering for prompts.
 
-from actsagent.schema.introspect import introspect
-from actsagent.schema.model import ColumnInfo, ForeignKey, SchemaInfo, TableInfo
-from actsagent.schema.render import render_schema
+Introspection, which reads it from a database, lives in ``actsagent.db.introspect``.
+"""
 
-__all__ = ["ColumnInfo", "ForeignKey", "SchemaInfo", "TableInfo", "introspect", "render_schema"]
+from actsagent.schema.model import ColumnInfo, ForeignKey, SchemaInfo, TableInfo, render_schema
+
+__all__ = ["ColumnInfo", "ForeignKey", "SchemaInfo", "TableInfo", "render_schema"]

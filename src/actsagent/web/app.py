@@ -73,7 +73,7 @@ def _validation_errors(e: RequestValidationError) -> list[dict[str, Any]]:
 def create_app(*, db: Database | str | None = None, model: Any = None, store_path: str | Path | None = None,
                token: str | None = None, allowed_hosts: list[str] | None = None, llm_answers: bool = True,
                mode: str = "tree", max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    """The app; ``db`` is a Database, a target for ``open_database`` or None (the demo database).
+    """The app; ``db`` is a Database, a target for ``open_database`` or None (``DATABASE_URL``, else the demo database).
 
     ``model`` is a chat model (``actsagent.llm.get_chat_model()`` or a scripted one) or None for the
     agent's LLM-free path. ``token``, when set, is required on every route but the page and its static

@@ -53,10 +53,10 @@ class DatabaseHandle:
     def get(self) -> Database:
         with self._lock:
             if self._db is None:
-                from actsagent.db import open_database
+                from actsagent.demo import open_target
 
                 try:
-                    self._db = open_database(self._target if isinstance(self._target, str) else None)
+                    self._db = open_target(self._target if isinstance(self._target, str) else None)
                     self.last_error = None
                 except ActsagentError as e:
                     self.last_error = str(e)

@@ -138,11 +138,11 @@ def create_tenant_app(tokens: dict[str, Caller], *, db: Database | str | None = 
                       store_path: str | Path | None = None, allowed_hosts: list[str] | None = None,
                       **app_options: Any) -> ASGIApp:
     """One copilot per user of ``tokens`` over one database (opened now: a bad target fails at start)."""
-    from actsagent.db import open_database
+    from actsagent.demo import open_target
 
     if not tokens:
         raise UserError("no tokens given")
-    base = db if isinstance(db, Database) else open_database(db)
+    base = db if isinstance(db, Database) else open_target(db)
     callers = {c.user: c for c in tokens.values()}
     try:
         apps = {user: create_app(db=base.with_settings(c.settings), model=model,

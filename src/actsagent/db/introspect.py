@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from sqlglot import exp
+
+from actsagent.config import Limits
+from actsagent.db.results import ExecResult
 from actsagent.schema.model import ColumnInfo, ForeignKey, SchemaInfo, TableInfo
 
-if TYPE_CHECKING:
-    from actsagent.db.base import Database
+
+class Database(Protocol):
+    """What introspection reads through: any ``actsagent.db.Database`` (which calls it from ``schema()``)."""
+
+    dialect: str
+    name: str
+    limits: Limits
+
+    def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
+                read_only: bool = True) -> ExecResult: ...
 
 SAMPLE_SCAN_ROWS = 10000  # rows read per column when looking for low-cardinality values
 MAX_SAMPLE_VALUES = 20
 TEXT_TYPES = ("text", "character", "char", "varchar", "citext", "name", "clob", "string")
-HIDDEN_SCHEMAS = ("pg_catalog", "information_schema", "actsagent", "actsagent_kb")  # kb: the knowledge base
 
 PG_COLUMNS = """
 SELECT n.nspname, c.relname, obj_description(c.oid, 'pg_class'), c.reltuples::bigint,
@@ -83,7 +94,7 @@ def _introspect_postgres(db: Database) -> SchemaInfo:
                 ci.references = f"{ref_table}.{ref_cols[0]}"
     for t in tables.values():
         if t.row_estimate is None:
-            res = db.execute(f"SELECT count(*) FROM {_qident(t.schema_name)}.{_qident(t.name)}")
+            res = db.execute(f"SELECT count(*) FROM {t.sql_name('postgres')}")
             t.row_estimate = int(res.rows[0][0]) if res.ok else None
     reserved = [w for (w,) in _rows(db, "SELECT word FROM pg_get_keywords() WHERE catcode IN ('R', 'T')")]
     return SchemaInfo(dialect="postgres", database=db.name, tables=list(tables.values()), reserved_words=reserved)
@@ -96,13 +107,13 @@ def _introspect_sqlite(db: Database) -> SchemaInfo:
     for (name,) in names:
         t = TableInfo(name=name)
         pk: list[tuple[int, str]] = []
-        for _cid, col, typ, notnull, _default, pkpos in _rows(db, f"PRAGMA table_info({_qident(name)})"):
+        for _cid, col, typ, notnull, _default, pkpos in _rows(db, f"PRAGMA table_info({t.sql_name('sqlite')})"):
             t.columns.append(ColumnInfo(name=col, type=(typ or "").lower(), nullable=not notnull, primary_key=bool(pkpos)))
             if pkpos:
                 pk.append((pkpos, col))
         t.primary_key = [c for _, c in sorted(pk)]
         fks: dict[int, ForeignKey] = {}
-        for fid, _seq, ref_table, frm, to, *_ in _rows(db, f"PRAGMA foreign_key_list({_qident(name)})"):
+        for fid, _seq, ref_table, frm, to, *_ in _rows(db, f"PRAGMA foreign_key_list({t.sql_name('sqlite')})"):
             fk = fks.setdefault(fid, ForeignKey(columns=[], ref_table=ref_table, ref_columns=[]))
             fk.columns.append(frm)
             fk.ref_columns.append(to or "")
@@ -110,16 +121,15 @@ def _introspect_sqlite(db: Database) -> SchemaInfo:
         for fk in t.foreign_keys:
             if len(fk.columns) == 1 and (ci := t.column(fk.columns[0])) is not None:
                 ci.references = f"{fk.ref_table}.{fk.ref_columns[0] or 'rowid'}"
-        res = db.execute(f"SELECT count(*) FROM {_qident(name)}")
+        res = db.execute(f"SELECT count(*) FROM {t.sql_name('sqlite')}")
         t.row_estimate = int(res.rows[0][0]) if res.ok else None
         tables.append(t)
     return SchemaInfo(dialect="sqlite", database=db.name, tables=tables)
 
 
 def _sample(db: Database, t: TableInfo, c: ColumnInfo) -> None:
-    table = f"{_qident(t.schema_name)}.{_qident(t.name)}" if t.schema_name else _qident(t.name)
-    col = _qident(c.name)
-    sql = (f"SELECT v, count(*) FROM (SELECT {col} AS v FROM {table} LIMIT {SAMPLE_SCAN_ROWS}) s "
+    col = exp.to_identifier(c.name, quoted=True).sql(db.dialect)
+    sql = (f"SELECT v, count(*) FROM (SELECT {col} AS v FROM {t.sql_name(db.dialect)} LIMIT {SAMPLE_SCAN_ROWS}) s "
            f"WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT {MAX_SAMPLE_VALUES + 1}")
     res = db.execute(sql)
     if not res.ok:
@@ -128,6 +138,3 @@ def _sample(db: Database, t: TableInfo, c: ColumnInfo) -> None:
     if 0 < len(res.rows) <= MAX_SAMPLE_VALUES:
         c.sample_values = [str(v) for v, _ in res.rows]
 
-
-def _qident(name: str | None) -> str:
-    return '"' + (name or "").replace('"', '""') + '"'
