@@ -10,7 +10,7 @@ import psycopg
 
 from actsagent.db.sqlite import SqliteDatabase
 from actsagent.safeql.catalog import build_catalog
-from actsagent.safeql.value_store import INDEX_URL_VAR, ValueStore, source_key
+from actsagent.db.value_store import INDEX_URL_VAR, ValueStore, source_key
 
 NAMES = ["CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT)",
          "INSERT INTO people VALUES (1, 'O''Brien'), (2, 'back\\slash'), (3, 'Zoë')"]

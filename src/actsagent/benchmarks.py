@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import time
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from actsagent.config import Limits
+from actsagent.db.results import ErrorClass
 from actsagent.errors import UserError
 
 Benchmark = Literal["spider_dev", "bird_dev"]
@@ -106,19 +106,16 @@ def same_result(gold_rows: list, pred_rows: list, *, bench: str, gold_sql: str) 
     return result_key(gold_rows, ordered=ordered) == result_key(pred_rows, ordered=ordered)
 
 
-def run_sqlite(path: Path, sql: str, *, timeout_s: float = 30.0) -> tuple[bool, list[tuple] | str]:
-    """Run ``sql`` on a read-only SQLite file: (True, rows) or (False, message); never raises for SQL."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
-    deadline = time.perf_counter() + timeout_s
-    conn.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 10_000)
-    try:
-        return True, conn.execute(sql).fetchall()
-    except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError) as e:
-        msg = str(e)
-        return False, ("timeout" if msg == "interrupted" else f"{type(e).__name__}: {msg}")
-    finally:
-        conn.close()
+def run_sqlite(path: Path, sql: str, *, timeout_s: float = 30.0) -> tuple[bool, list[list[Any]] | str]:
+    """Run ``sql`` on a read-only SQLite file, every row: (True, rows) or (False, message); never raises for SQL."""
+    from actsagent.db.sqlite import SqliteDatabase
+
+    limits = Limits(statement_timeout_s=timeout_s, max_rows=10**9, max_result_bytes=2**62)
+    with SqliteDatabase(path, limits=limits) as db:
+        res = db.execute(sql)
+    if res.ok:
+        return True, res.rows
+    return False, "timeout" if res.error_class is ErrorClass.TIMEOUT else res.message
 
 
 def pg_copy(sqlite_path: Path, name: str, *, replace: bool = False) -> str:

@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+from sqlglot import exp
 
 from actsagent.benchmarks import BenchQuestion, run_sqlite, same_result
+from actsagent.config import Limits
+from actsagent.db.sqlite import SqliteDatabase, create_sqlite_file
 from actsagent.errors import UserError
 from actsagent.naming import abbreviate
 from actsagent.sqlnames import SqlNamesError, rename
+
+
+_READ_ALL = Limits(max_rows=1_000_000, statement_timeout_s=60)
 
 
 class TableRename(BaseModel):
@@ -67,9 +72,33 @@ class DegradeOutcome(BaseModel):
     dropped: list[DroppedQuestion] = Field(default_factory=list)
 
 
-def _sqlite_tables(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                       "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+class _Table(BaseModel):
+    """One table of a SQLite file as PRAGMA table_info and foreign_key_list give it."""
+
+    name: str
+    columns: list[tuple[str, str, bool, int]]  # name, declared type, NOT NULL, position in the primary key
+    foreign_keys: list[tuple[int, str, str, str | None]]  # key id, referenced table, from column, to column
+
+
+def _layout(path: Path) -> list[_Table]:
+    """The tables of the SQLite file at ``path`` (read-only), in name order."""
+    with SqliteDatabase(path, limits=_READ_ALL) as db:
+        names = [r[0] for r in _rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                                         "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        out = []
+        for t in names:
+            lit = exp.Literal.string(t).sql("sqlite")
+            cols = [(c[1], c[2] or "", bool(c[3]), int(c[5])) for c in _rows(db, f"SELECT * FROM pragma_table_info({lit})")]
+            fks = [(f[0], f[2], f[3], f[4]) for f in _rows(db, f"SELECT * FROM pragma_foreign_key_list({lit})")]
+            out.append(_Table(name=t, columns=cols, foreign_keys=fks))
+    return out
+
+
+def _rows(db: SqliteDatabase, sql: str) -> list[list]:
+    res = db.execute(sql)
+    if not res.ok:
+        raise UserError(f"cannot read {db.path.name}: {res.message}")
+    return res.rows
 
 
 # SQLite's keyword list (https://sqlite.org/lang_keywords.html): a new name must not be one
@@ -94,41 +123,34 @@ def plan_renames(path: Path, *, seed: int = 0, code_share: float = 0.2) -> Renam
     """
     if not 0 <= code_share <= 1:
         raise UserError("code_share must be between 0 and 1")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        tables = _sqlite_tables(conn)
-        reserved = set(SQLITE_KEYWORDS)
-        db = path.stem
-        plan = RenamePlan(database=db, seed=seed, code_share=code_share)
-        used_tables: set[str] = set()
-        by_column_name: dict[str, str] = {}
-        for ti, t in enumerate(tables):
-            rng = random.Random(f"{seed}|{db}|table|{t}")
-            new_t = _unique(abbreviate(t, rng), used_tables | reserved)
-            used_tables.add(new_t)
-            cols = conn.execute(f'PRAGMA table_info("{t.replace(chr(34), chr(34) * 2)}")').fetchall()
-            keys = {c[1].lower() for c in cols if c[5]}
-            keys |= {r[3].lower() for r in conn.execute(f'PRAGMA foreign_key_list("{t.replace(chr(34), chr(34) * 2)}")')}
-            style = "codes" if rng.random() < code_share else "abbreviation"
-            letter = chr(ord("A") + ti % 26)
-            used: set[str] = set()
-            tr = TableRename(name=t, new_name=new_t, style=style)
-            for pos, c in enumerate(cols, start=1):
-                name = c[1]
-                if style == "codes" and name.lower() not in keys:
-                    cand = f"{letter}{pos}"
-                else:
-                    cand = by_column_name.get(name.lower())
-                    if cand is None:
-                        cand = abbreviate(name, random.Random(f"{seed}|{db}|column|{name.lower()}"))
-                        by_column_name[name.lower()] = cand
-                new_c = _unique(cand, used | reserved)
-                used.add(new_c.lower())
-                tr.columns[name] = new_c
-            plan.tables.append(tr)
-        return plan
-    finally:
-        conn.close()
+    reserved = set(SQLITE_KEYWORDS)
+    db = path.stem
+    plan = RenamePlan(database=db, seed=seed, code_share=code_share)
+    used_tables: set[str] = set()
+    by_column_name: dict[str, str] = {}
+    for ti, t in enumerate(_layout(path)):
+        rng = random.Random(f"{seed}|{db}|table|{t.name}")
+        new_t = _unique(abbreviate(t.name, rng), used_tables | reserved)
+        used_tables.add(new_t)
+        keys = {name.lower() for name, _, _, pk in t.columns if pk}
+        keys |= {frm.lower() for _, _, frm, _ in t.foreign_keys}
+        style = "codes" if rng.random() < code_share else "abbreviation"
+        letter = chr(ord("A") + ti % 26)
+        used: set[str] = set()
+        tr = TableRename(name=t.name, new_name=new_t, style=style)
+        for pos, (name, _, _, _) in enumerate(t.columns, start=1):
+            if style == "codes" and name.lower() not in keys:
+                cand = f"{letter}{pos}"
+            else:
+                cand = by_column_name.get(name.lower())
+                if cand is None:
+                    cand = abbreviate(name, random.Random(f"{seed}|{db}|column|{name.lower()}"))
+                    by_column_name[name.lower()] = cand
+            new_c = _unique(cand, used | reserved)
+            used.add(new_c.lower())
+            tr.columns[name] = new_c
+        plan.tables.append(tr)
+    return plan
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -139,7 +161,7 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return exp.to_identifier(name, quoted=True).sql("sqlite")
 
 
 def write_degraded(src: Path, dst: Path, plan: RenamePlan) -> list[str]:
@@ -149,53 +171,39 @@ def write_degraded(src: Path, dst: Path, plan: RenamePlan) -> list[str]:
     ``INSERT ... SELECT`` from the attached read-only original; a foreign key to a table or
     column that does not exist (Spider has a few) is dropped with a note. ``src`` is only read.
     """
-    if dst.exists():
-        dst.unlink()
-    dst.parent.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     tmap = {t.name.lower(): t for t in plan.tables}
-    conn = sqlite3.connect(dst)
-    try:
-        conn.execute("ATTACH DATABASE ? AS src", [_uri_ro(src)])
-        for tr in plan.tables:
-            cols = conn.execute(f"PRAGMA src.table_info({_q(tr.name)})").fetchall()
-            defs = []
-            for _cid, name, typ, notnull, _default, _pk in cols:
-                defs.append(f"{_q(tr.columns[name])} {typ or ''}{' NOT NULL' if notnull else ''}".rstrip())
-            pk = [c[1] for c in sorted(cols, key=lambda c: c[5]) if c[5]]
-            if pk:
-                defs.append("PRIMARY KEY (" + ", ".join(_q(tr.columns[c]) for c in pk) + ")")
-            fks: dict[int, list[tuple[str, str, str]]] = {}
-            for fid, _seq, ref_table, frm, to, *_ in conn.execute(f"PRAGMA src.foreign_key_list({_q(tr.name)})"):
-                fks.setdefault(fid, []).append((ref_table, frm, to))
-            for parts in fks.values():
-                ref = tmap.get(parts[0][0].lower())
-                ref_cols = {c.lower(): new for c, new in ref.columns.items()} if ref else {}
-                if ref is None or any(to and to.lower() not in ref_cols for _, _, to in parts) \
-                        or any(frm not in tr.columns for _, frm, _ in parts):
-                    notes.append(f"{plan.database}.{tr.name}: foreign key to {parts[0][0]} dropped (target missing)")
-                    continue
-                frm_cols = ", ".join(_q(tr.columns[frm]) for _, frm, _ in parts)
-                to_cols = [ref_cols[to.lower()] for _, _, to in parts if to]
-                target = _q(ref.new_name) + (f" ({', '.join(map(_q, to_cols))})" if to_cols else "")
-                defs.append(f"FOREIGN KEY ({frm_cols}) REFERENCES {target}")
-            conn.execute(f"CREATE TABLE {_q(tr.new_name)} ({', '.join(defs)})")
-            conn.execute(f"INSERT INTO main.{_q(tr.new_name)} SELECT * FROM src.{_q(tr.name)}")
-        conn.commit()
-        conn.execute("DETACH DATABASE src")
-    finally:
-        conn.close()
+    layout = {t.name: t for t in _layout(src)}
+    stmts: list[str] = []
+    for tr in plan.tables:
+        t = layout[tr.name]
+        defs = [f"{_q(tr.columns[name])} {typ}{' NOT NULL' if notnull else ''}".rstrip()
+                for name, typ, notnull, _ in t.columns]
+        pk = [name for name, _, _, pos in sorted(t.columns, key=lambda c: c[3]) if pos]
+        if pk:
+            defs.append("PRIMARY KEY (" + ", ".join(_q(tr.columns[c]) for c in pk) + ")")
+        fks: dict[int, list[tuple[str, str, str | None]]] = {}
+        for fid, ref_table, frm, to in t.foreign_keys:
+            fks.setdefault(fid, []).append((ref_table, frm, to))
+        for parts in fks.values():
+            ref = tmap.get(parts[0][0].lower())
+            ref_cols = {c.lower(): new for c, new in ref.columns.items()} if ref else {}
+            if ref is None or any(to and to.lower() not in ref_cols for _, _, to in parts) \
+                    or any(frm not in tr.columns for _, frm, _ in parts):
+                notes.append(f"{plan.database}.{tr.name}: foreign key to {parts[0][0]} dropped (target missing)")
+                continue
+            frm_cols = ", ".join(_q(tr.columns[frm]) for _, frm, _ in parts)
+            to_cols = [ref_cols[to.lower()] for _, _, to in parts if to]
+            target = _q(ref.new_name) + (f" ({', '.join(map(_q, to_cols))})" if to_cols else "")
+            defs.append(f"FOREIGN KEY ({frm_cols}) REFERENCES {target}")
+        stmts.append(f"CREATE TABLE {_q(tr.new_name)} ({', '.join(defs)})")
+        stmts.append(f"INSERT INTO main.{_q(tr.new_name)} SELECT * FROM src.{_q(tr.name)}")
+    create_sqlite_file(dst, stmts, attach={"src": src})
     return notes
-
-
-def _uri_ro(path: Path) -> str:
-    return f"file:{path.resolve()}?mode=ro"
 
 
 def degrade_questions(questions: list[BenchQuestion], src: Path, dst: Path, plan: RenamePlan) -> DegradeOutcome:
     """Rewrite each gold SQL to the degraded names and keep it only if it returns the original's rows."""
-    from actsagent.db.sqlite import SqliteDatabase
-
     out = DegradeOutcome()
     with SqliteDatabase(src) as original:
         info = original.schema()

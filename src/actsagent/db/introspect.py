@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sqlglot import exp
-
 from actsagent.config import Limits
 from actsagent.db.results import ExecResult
 from actsagent.schema.model import ColumnInfo, ForeignKey, SchemaInfo, TableInfo
@@ -128,7 +126,7 @@ def _introspect_sqlite(db: Database) -> SchemaInfo:
 
 
 def _sample(db: Database, t: TableInfo, c: ColumnInfo) -> None:
-    col = exp.to_identifier(c.name, quoted=True).sql(db.dialect)
+    col = c.sql_name(db.dialect)
     sql = (f"SELECT v, count(*) FROM (SELECT {col} AS v FROM {t.sql_name(db.dialect)} LIMIT {SAMPLE_SCAN_ROWS}) s "
            f"WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT {MAX_SAMPLE_VALUES + 1}")
     res = db.execute(sql)

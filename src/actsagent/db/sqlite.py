@@ -5,7 +5,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
+
+from sqlglot import exp
 
 from actsagent.config import Limits
 from actsagent.db.base import CappedRows, Database, refuse_nul
@@ -99,3 +102,24 @@ class SqliteDatabase(Database):
             self._conns.clear()
         self._local = threading.local()
 
+
+
+def create_sqlite_file(path: Path, statements: list[str], *, attach: Mapping[str, Path] | None = None) -> None:
+    """Write a new SQLite file at ``path`` (replacing one that is there) by running ``statements`` in one
+    transaction, with other files attached read-only under the given names (``INSERT ... SELECT * FROM
+    src.t``); an attached file is never written."""
+    if path.exists():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    try:
+        for name, source in (attach or {}).items():
+            conn.execute(f"ATTACH DATABASE ? AS {exp.to_identifier(name, quoted=True).sql('sqlite')}",
+                         [f"file:{Path(source).resolve()}?mode=ro"])
+        for stmt in statements:
+            conn.execute(stmt)
+        conn.commit()
+        for name in attach or {}:
+            conn.execute(f"DETACH DATABASE {exp.to_identifier(name, quoted=True).sql('sqlite')}")
+    finally:
+        conn.close()

@@ -73,22 +73,13 @@ def build_kb(db: Database, *, glossary: Glossary | None = None, model: Any = Non
 
 # ----- facts from the data -----------------------------------------------------------------------
 
-def _qident(name: str | None) -> str:
-    return '"' + (name or "").replace('"', '""') + '"'
-
-
-def _table_sql(t: TableInfo) -> str:
-    return f"{_qident(t.schema_name)}.{_qident(t.name)}" if t.schema_name else _qident(t.name)
-
-
 def _is_numeric(c: ColumnInfo) -> bool:
     return any(h in c.type.lower() for h in NUMERIC_HINTS)
 
 
 def _values(db: Database, t: TableInfo, c: ColumnInfo, col: ColumnEntry) -> None:
     """Frequent text values (for matching a question's words) or the range of a numeric column."""
-    q = _qident(c.name)
-    scan = f"(SELECT {q} AS v FROM {_table_sql(t)} LIMIT {SCAN_ROWS}) s"
+    scan = f"(SELECT {c.sql_name(db.dialect)} AS v FROM {t.sql_name(db.dialect)} LIMIT {SCAN_ROWS}) s"
     if _is_numeric(c):
         res = db.execute(f"SELECT min(v), max(v) FROM {scan} WHERE v IS NOT NULL", timeout_s=20)
         if res.ok and res.rows and res.rows[0][0] is not None:

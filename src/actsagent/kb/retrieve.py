@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
+from sqlglot import exp
 
 from actsagent.kb.models import ColumnEntry, KnowledgeBase, TableEntry
 from actsagent.kb.store import KbIndex
@@ -363,8 +364,9 @@ def _value_hits(c: ColumnEntry, grams: set[str]) -> list[str]:
 
 
 def _quote(name: str, dialect: str) -> str:
+    """``name`` as the listing shows it: bare when the engine reads it back unchanged, else quoted."""
     plain = name.isidentifier() and (dialect == "sqlite" or name == name.lower())
-    return name if plain else '"' + name.replace('"', '""') + '"'
+    return exp.to_identifier(name, quoted=not plain).sql(dialect)
 
 
 class _Renderer:

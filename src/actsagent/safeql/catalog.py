@@ -2,7 +2,7 @@
 values (capped per column) and the engine's functions.
 
 Names live in memory (a few hundred vectors). Values can be many: in PostgreSQL they are stored with
-pgvector (``value_store``: its psycopg adapter, vectors as numpy parameters) in the schema ``actsagent``
+pgvector (``db/value_store.py``: its psycopg adapter, vectors as numpy parameters) in the schema ``actsagent``
 under an HNSW index, built once and refreshed per table when its fingerprint (columns and row count)
 changes; ``ACTSAGENT_VALUE_INDEX_URL`` puts that index in another PostgreSQL database (then SQLite files
 use it too). Without one (SQLite, roles that may not create the schema, no pgvector) an in-process numpy
@@ -18,10 +18,11 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from sqlglot import exp
 
 from actsagent.db.base import Database
+from actsagent.db.value_store import INDEX_URL_VAR, ValueStore, index_url, source_key
 from actsagent.safeql.embeddings import Embedder, humanize, lexical_distance, shared_embedder
-from actsagent.safeql.value_store import INDEX_URL_VAR, ValueStore, index_url, source_key
 from actsagent.schema.model import ColumnInfo, SchemaInfo, TableInfo
 
 VALUE_CAP = 200          # distinct text values kept per column (most frequent first)
@@ -32,10 +33,6 @@ TEXT_HINTS = ("text", "char", "clob", "string", "name", "citext")
 def is_text_type(t: str) -> bool:
     t = (t or "").lower()
     return t == "" or any(h in t for h in TEXT_HINTS)
-
-
-def qident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass
@@ -146,11 +143,10 @@ class Catalog:
         return sorted(out.items(), key=lambda x: x[1])[:k]
 
     def _lexical_matches(self, table: TableInfo, column: ColumnInfo, literal: str) -> list[str]:
-        squashed = "".join(literal.lower().split()).replace("'", "''")
-        col = qident(column.name)
-        tbl = _table_sql(table)
-        sql = (f"SELECT DISTINCT {col} FROM {tbl} WHERE lower(replace({col}, ' ', '')) = '{squashed}' "
-               f"LIMIT 5")
+        d = self.db.dialect
+        squashed = exp.Literal.string("".join(literal.lower().split())).sql(d)
+        col = column.sql_name(d)
+        sql = f"SELECT DISTINCT {col} FROM {table.sql_name(d)} WHERE lower(replace({col}, ' ', '')) = {squashed} LIMIT 5"
         res = self.db.execute(sql, max_rows=5, timeout_s=2)
         return [str(r[0]) for r in res.rows if r[0] is not None] if res.ok else []
 
@@ -166,10 +162,6 @@ class Catalog:
 
 def _identifier_like(s: str) -> bool:
     return " " not in s
-
-
-def _table_sql(t: TableInfo) -> str:
-    return f"{qident(t.schema_name)}.{qident(t.name)}" if t.schema_name else qident(t.name)
 
 
 def _fingerprint(t: TableInfo) -> str:
@@ -253,8 +245,8 @@ def _drop_store(cat: Catalog) -> None:
 
 
 def _distinct_values(db: Database, t: TableInfo, c: ColumnInfo) -> list[str]:
-    col = qident(c.name)
-    sql = (f"SELECT {col}, count(*) FROM {_table_sql(t)} WHERE {col} IS NOT NULL "
+    col = c.sql_name(db.dialect)
+    sql = (f"SELECT {col}, count(*) FROM {t.sql_name(db.dialect)} WHERE {col} IS NOT NULL "
            f"GROUP BY {col} ORDER BY count(*) DESC LIMIT {VALUE_CAP}")
     res = db.execute(sql, max_rows=VALUE_CAP, timeout_s=20)
     if not res.ok:

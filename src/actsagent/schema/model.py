@@ -18,6 +18,10 @@ class ColumnInfo(BaseModel):
     sample_values: list[str] = Field(default_factory=list)  # distinct values of low-cardinality text columns
     distinct_estimate: int | None = None
 
+    def sql_name(self, dialect: str) -> str:
+        """The column as SQL names it: quoted."""
+        return exp.to_identifier(self.name, quoted=True).sql(dialect)
+
 
 class ForeignKey(BaseModel):
     columns: list[str]

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 
-import psycopg
 import sqlglot
 from sqlglot import exp
 
+from actsagent.db.admin import url_for
 from actsagent.db.base import Database
 from actsagent.db.postgres import PostgresDatabase
 from actsagent.errors import UserError
@@ -26,7 +26,7 @@ MARKER = "actsagent_refinement"
 
 
 def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return exp.to_identifier(name, quoted=True).sql("postgres")
 
 
 def require_postgres(db: Database) -> PostgresDatabase:
@@ -44,10 +44,8 @@ def view_statement(tm: TableMap, info: TableInfo, schema: str) -> str:
 
 def with_search_path(url: str, *schemas: str) -> str:
     """``url`` whose sessions resolve unqualified names in ``schemas`` first (libpq ``options``)."""
-    info = psycopg.conninfo.conninfo_to_dict(url)
     path = ",".join(_q(s) for s in schemas).replace(" ", "\\ ")
-    info["options"] = f"-c search_path={path}"
-    return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+    return url_for(url, options=f"-c search_path={path}")
 
 
 def _writer(db: PostgresDatabase) -> PostgresDatabase:
@@ -59,7 +57,7 @@ def schema_state(db: PostgresDatabase, schema: str) -> tuple[bool, str | None, l
     res = db.execute(f"SELECT n.oid IS NOT NULL, obj_description(n.oid, 'pg_namespace'), "
                      f"ARRAY(SELECT c.relname || ':' || c.relkind::text FROM pg_class c WHERE c.relnamespace = n.oid "
                      f"AND c.relkind <> 'v') FROM (SELECT 1) x LEFT JOIN pg_namespace n ON n.nspname = "
-                     f"'{schema.replace(chr(39), chr(39) * 2)}'")
+                     f"{exp.Literal.string(schema).sql('postgres')}")
     if not res.ok:
         raise UserError(f"cannot inspect schema {schema!r}: {res.message}")
     exists, comment, others = res.rows[0]
@@ -91,7 +89,7 @@ def create_views(db: PostgresDatabase, refinement: Refinement, base: SchemaInfo,
         doc = json.dumps({MARKER: refinement.model_dump(mode="json", exclude={"decisions", "skipped_workload"})})
     else:
         doc = json.dumps({MARKER: "trial"})
-    stmts.append(f"COMMENT ON SCHEMA {_q(schema)} IS '{doc.replace(chr(39), chr(39) * 2)}'")
+    stmts.append(f"COMMENT ON SCHEMA {_q(schema)} IS {exp.Literal.string(doc).sql('postgres')}")
     w = _writer(db)
     try:
         res = w.execute(";\n".join(stmts), read_only=False, timeout_s=60)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from actsagent.safeql.analyze import copy_at
-from actsagent.safeql.catalog import is_text_type, qident
+from actsagent.safeql.catalog import is_text_type
 from actsagent.safeql.operators.base import EMPTY, Context, Failure, Proposal
 
 name = "value"
@@ -39,10 +39,10 @@ def _targets(ctx: Context):
 
 def _stored(ctx: Context, table, column, literal: str, like: bool) -> bool:
     op = "LIKE" if like else "="
-    tbl = f"{qident(table.schema_name)}.{qident(table.name)}" if table.schema_name else qident(table.name)
-    lit = "'" + literal.replace("'", "''") + "'"
-    res = ctx.db.execute(f"SELECT 1 FROM {tbl} WHERE {qident(column.name)} {op} {lit} LIMIT 1", max_rows=1,
-                         timeout_s=2)
+    d = ctx.db.dialect
+    lit = exp.Literal.string(literal).sql(d)
+    res = ctx.db.execute(f"SELECT 1 FROM {table.sql_name(d)} WHERE {column.sql_name(d)} {op} {lit} LIMIT 1",
+                         max_rows=1, timeout_s=2)
     return bool(res.ok and res.rows)
 
 

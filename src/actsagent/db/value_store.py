@@ -1,4 +1,4 @@
-"""The stored value index of the SafeQL catalog: pgvector through its own psycopg adapter.
+"""The stored value index of the SafeQL catalog (``safeql.catalog``): pgvector through its own psycopg adapter.
 
 Vectors travel as numpy arrays bound as parameters (``pgvector.psycopg.register_vector``), never as SQL
 text; names and values are parameters too. The index lives in the schema ``actsagent`` of the
@@ -16,6 +16,9 @@ from collections.abc import Iterable
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
+
+from actsagent.db.admin import conninfo
+from actsagent.errors import UserError
 
 DIM = 384
 INDEX_URL_VAR = "ACTSAGENT_VALUE_INDEX_URL"
@@ -46,8 +49,8 @@ def source_key(db_url: str) -> str:
     """The described database's identity: host, port and name of a PostgreSQL URL (no user or password),
     the path of a SQLite file."""
     try:
-        info = psycopg.conninfo.conninfo_to_dict(db_url)
-    except psycopg.ProgrammingError:
+        info = conninfo(db_url)
+    except UserError:
         return db_url
     return f"{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
 
