@@ -19,7 +19,7 @@ from actsagent.birdcritic.scorer import (
     score,
 )
 from actsagent.birdcritic.tasks import PublicTask
-from actsagent.db.psycopg2_compat import CompatConnection
+from actsagent.db.pg2_compat import CompatConnection
 
 SETUP = [
     "CREATE TABLE t (id INT PRIMARY KEY, d DATE, tag TEXT, u UUID)",
@@ -63,7 +63,7 @@ def test_timeout_flag(conn, monkeypatch):
     assert to is True and err is False
 
 
-def test_psycopg2_compatibility(conn):
+def test_pg2_compatibility(conn):
     # a multi-statement string yields the LAST statement's rows, as with psycopg2
     rows, _ = perform_query_on_postgresql_databases("CREATE TEMP TABLE z (a int); SELECT 7", "x", conn)
     assert rows == [(7,)]

@@ -15,7 +15,7 @@ from actsagent.web.agent_bridge import AgentBridge
 from actsagent.web.answer import Answerer
 from actsagent.web.flow import DatabaseHandle, Flow
 from actsagent.web.store import ConversationStore
-from actsagent.web.terminal import ChatSession
+from actsagent.cli.chat import ChatSession
 
 runner = CliRunner()
 

@@ -4,7 +4,7 @@ The official test cases are Python sources defining ``test_case(pred_sqls, sol_s
 conn)``; they call helpers by name (``execute_queries``, ``ex_base``, ...) and read the global
 ``pred_query_result``. We rebuild those helpers with the documented behaviour and limits
 (statement_timeout 60 s, 15 s for ``WITH RECURSIVE``, at most 10,000 rows) on psycopg 3, through
-``db.psycopg2_compat`` so ``conn`` behaves like the psycopg2 connection the tests were written against.
+``db.pg2_compat`` so ``conn`` behaves like the psycopg2 connection the tests were written against.
 
 This is the only module that reads ``sol_sql`` and ``test_cases`` (``ScoringKeys``).
 """
@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from actsagent.birdcritic.tasks import PublicTask, iter_rows, task_file
-from actsagent.db import psycopg2_compat as pg2
+from actsagent.db import pg2_compat as pg2
 
 STATEMENT_TIMEOUT = "60s"
 RECURSIVE_TIMEOUT = "15s"

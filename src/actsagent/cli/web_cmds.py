@@ -123,7 +123,7 @@ def chat(db: str = DbOption, store: Path = StoreOption,
     from actsagent.web.answer import Answerer
     from actsagent.web.flow import DatabaseHandle, Flow
     from actsagent.web.store import ConversationStore
-    from actsagent.web.terminal import ChatSession
+    from actsagent.cli.chat import ChatSession
 
     model = _model(no_llm)
     handle = DatabaseHandle(db)

@@ -1,4 +1,4 @@
-"""The copilot in a terminal: the same turns as the browser, printed as they stream.
+"""``actsagent chat``: the copilot in a terminal, the same turns as the browser, printed as they stream.
 
 Conversations go to the same store as the web copilot's, so a chat started here can be read
 (and continued) in the browser.
@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
+from actsagent.cli._common import rows_table
 from actsagent.web.flow import NO_LLM_NOTE, Flow, Step
 from actsagent.web.models import ResultView, WebEvent
 from actsagent.web.runner import record
@@ -195,8 +196,6 @@ class ChatSession:
                 c.print(Text("waiting for your answer", style="yellow"))
 
     def _table(self, view: ResultView) -> None:
-        from actsagent.cli._common import rows_table
-
         c = self.console
         if view.columns:
             c.print(rows_table(view.columns, view.rows, max_rows=self.max_rows))
