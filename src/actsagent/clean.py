@@ -26,7 +26,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from actsagent.db import Database, DbError, QueryResult, open_database
 from actsagent.errors import ActsagentError, LLMUnavailable, UserError
+from actsagent.guard import Policy, check_sql, rejection_error, run_guarded
 from actsagent.reporting import Report, ReportTable, ResultLog
+from actsagent.safeql import RefineOptions, refine
 
 Verdict = Literal["kept", "repaired", "rejected"]
 # Without an LLM nothing checks meaning, so a SafeQL repair is accepted only when every edit is a
@@ -239,9 +241,7 @@ class Cleaner:
         self.max_rows = max_rows
         self._dbs: dict[str, Database] = {}
         self._lock = threading.Lock()
-        self.notes: list[str] = []
-        self._run_guarded, self._policy = _guard(max_rows, self.notes)
-        self._refine = None if use_llm else _safeql(self.notes)
+        self._policy = Policy.strict(max_rows=max_rows)
 
     def db(self, target: str) -> Database:
         with self._lock:
@@ -277,7 +277,7 @@ class Cleaner:
                            elapsed_s=round(time.perf_counter() - t0, 3))
 
     def _exec(self, db: Database, sql: str):
-        return self._run_guarded(db, sql, self._policy) if self._run_guarded else db.execute(sql, read_only=True)
+        return run_guarded(db, sql, self._policy)
 
     def _decide(self, pair: CleanPair, db: Database) -> CleanResult:
         base = dict(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
@@ -288,14 +288,8 @@ class Cleaner:
         if isinstance(first, DbError) and first.error_class.value == "guard_rejected":
             return CleanResult(**base, verdict="rejected", reason=f"unsafe: {first.message}", method="none",
                                evidence=evidence)
-        if self._refine is None:
-            if isinstance(first, QueryResult):
-                return CleanResult(**base, verdict="kept", evidence=evidence | {"warning": "empty result"})
-            return CleanResult(**base, verdict="rejected", reason=_reason(first), evidence=evidence)
-        from actsagent.safeql import RefineOptions
-
-        ref = self._refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s),
-                           check=self._guard_hook(db.dialect))
+        ref = refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s),
+                     check=self._guard_hook(db.dialect))
         evidence["safeql"] = {"status": ref.status, "why": ref.why, "candidates_explored": ref.candidates_explored,
                               "edits": [{"operator": e.operator, "reason": e.reason, "before": e.before,
                                          "after": e.after} for e in ref.edits]}
@@ -316,10 +310,6 @@ class Cleaner:
 
     def _guard_hook(self, dialect: str):
         """The guard as SafeQL's pre-execution hook: no candidate it refuses reaches the database."""
-        if self._policy is None:
-            return None
-        from actsagent.guard import check_sql, rejection_error
-
         def check(sql: str) -> DbError | None:
             verdict = check_sql(sql, dialect, self._policy)
             return None if verdict.ok else rejection_error(verdict)
@@ -365,24 +355,6 @@ class Cleaner:
         reason = "; ".join(str(r) for r in ((run.verdict or {}).get("reasons") or [])[:3]) or run.status
         return CleanResult(**base, verdict="rejected", method="agent", reason=f"agent: {reason}",
                            evidence=evidence)
-
-
-def _guard(max_rows: int, notes: list[str]):
-    try:
-        from actsagent.guard import Policy, run_guarded
-    except ImportError:
-        notes.append("actsagent.guard is unavailable: SQL ran read-only without the guard's checks")
-        return None, None
-    return run_guarded, Policy.strict(max_rows=max_rows)
-
-
-def _safeql(notes: list[str]):
-    try:
-        from actsagent.safeql import refine
-    except ImportError:
-        notes.append("actsagent.safeql is unavailable: failing SQL is rejected without repair attempts")
-        return None
-    return refine
 
 
 def _describe(res: Any) -> dict[str, Any]:
@@ -460,8 +432,7 @@ def clean_file(input_path: str | Path, out_path: str | Path, *, workers: int = 2
         cleaner.close()
     wanted = {p.id for p in pairs}
     records = [r for r in log.records() if str(r.get("id")) in wanted]
-    report = _summary(records, input_path=Path(input_path), out=out, use_llm=use_llm, workers=workers,
-                      notes=cleaner.notes)
+    report = _summary(records, input_path=Path(input_path), out=out, use_llm=use_llm, workers=workers)
     report.write(out.parent, stem=f"{out.stem}_summary")
     return report
 
@@ -488,8 +459,7 @@ def _verdict_log(out: Path, input_path: Path) -> ResultLog:
         raise UserError(f"cannot write the verdicts to {out}: {e.strerror or e}") from e
 
 
-def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_llm: bool, workers: int,
-             notes: list[str]) -> Report:
+def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_llm: bool, workers: int) -> Report:
     n = len(records)
     by = {v: [r for r in records if r.get("verdict") == v] for v in ("kept", "repaired", "rejected")}
     reasons: dict[str, int] = {}
@@ -512,5 +482,5 @@ def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_
                             rows=sorted(([k, v] for k, v in reasons.items()), key=lambda x: -x[1])),
                 ReportTable(title="By database", columns=["db", "kept", "repaired", "rejected"],
                             rows=[[k, v["kept"], v["repaired"], v["rejected"]] for k, v in sorted(per_db.items())])],
-        notes=notes + ([] if use_llm else ["No LLM: verdicts check executability and SafeQL repairs only; "
+        notes=([] if use_llm else ["No LLM: verdicts check executability and SafeQL repairs only; "
                                            "semantic correctness was not judged."]))

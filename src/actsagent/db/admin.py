@@ -155,12 +155,6 @@ def drop_database(admin: str, name: str) -> None:
         conn.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)))
 
 
-def terminate_sessions(admin: str, name: str) -> None:
-    """End every session on database ``name`` (but this one)."""
-    with connect(admin) as conn:
-        _terminate(conn, name)
-
-
 def _terminate(conn: psycopg.Connection, name: str) -> None:
     conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
                  "AND pid <> pg_backend_pid()", [name])

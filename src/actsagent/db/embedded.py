@@ -60,9 +60,9 @@ def stop() -> bool:
 
 def status() -> dict[str, object]:
     info = _pgserver().utils.PostmasterInfo.read_from_pgdata(pgdata_dir())
-    running = bool(info and info.is_running())
-    return {"pgdata": str(pgdata_dir()), "running": running, "pid": info.pid if running and info else None,
-            "url": info.get_uri() if running and info else None}
+    if info is None or not info.is_running():
+        return {"pgdata": str(pgdata_dir()), "running": False, "pid": None, "url": None}
+    return {"pgdata": str(pgdata_dir()), "running": True, "pid": info.pid, "url": info.get_uri()}
 
 
 def local_postmaster(url: str) -> int | None:

@@ -45,9 +45,6 @@ class QueryResult(BaseModel, frozen=True):
     def empty(self) -> bool:
         return self.row_count == 0
 
-    def preview(self, n: int = 5) -> list[list[Any]]:
-        return self.rows[:n]
-
 
 class DbError(BaseModel, frozen=True):
     """An engine error as data: class, code, message and the offending identifier when known."""

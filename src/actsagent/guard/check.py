@@ -87,7 +87,7 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None, max_rows: in
     policy = policy or Policy.strict()
     if dialect not in ("postgres", "sqlite"):
         raise ValueError(f"unsupported dialect {dialect!r}: use 'postgres' or 'sqlite'")
-    if policy.name == "sandbox":
+    if not policy.read_only:
         stmts = split_statements(sql, dialect)
         return GuardedSQL(sql=sql, original=sql, dialect=dialect, policy="sandbox", statements=stmts)
     cap = max_rows or policy.max_rows

@@ -31,11 +31,8 @@ class Policy(BaseModel, frozen=True):
 
     @property
     def read_only(self) -> bool:
+        """The one question whether writes may run: False only for the sandbox policy."""
         return self.name == "strict"
-
-    @property
-    def allow_writes(self) -> bool:
-        return self.name == "sandbox"
 
 
 LimitAction = Literal["kept", "added", "lowered", "wrapped", "none"]

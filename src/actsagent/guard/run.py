@@ -22,7 +22,7 @@ def run_guarded(db: Database, sql: str, policy: Policy | None = None) -> ExecRes
     (only where ``db`` is writable); the last result, or the first error, is returned.
     """
     policy = policy or Policy.strict(max_rows=db.limits.max_rows)
-    if policy.name == "sandbox":
+    if not policy.read_only:
         checked = check_sql(sql, db.dialect, policy)
         assert checked.ok
         stmts = checked.statements or [sql]

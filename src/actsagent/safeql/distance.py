@@ -8,12 +8,23 @@ a local edit and an upper bound otherwise, and keeps each call in the sub-millis
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import zss
 from sqlglot import exp
 
 
 class _Node(zss.Node):
+    """A tree node whose signature (its labels, children included) is its identity: equal signatures are
+    equal trees, so a distance can be cached by them."""
+
     __slots__ = ("sig", "size")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Node) and self.sig == other.sig
+
+    def __hash__(self) -> int:
+        return hash(self.sig)
 
 
 def to_tree(e: exp.Expression) -> _Node:
@@ -50,25 +61,12 @@ def _ted(a: _Node, b: _Node) -> float:
         return 0.0
     if a.label == b.label and len(a.children) == len(b.children):
         return float(sum(_ted(x, y) for x, y in zip(a.children, b.children)))
-    return float(_zss_cached(a, b))
+    return _zss(a, b)
 
 
-def _zss_cached(a: _Node, b: _Node) -> float:
-    return _zss_sig(a.sig, b.sig, a, b)
-
-
-_ZSS_CACHE: dict[tuple[str, str], float] = {}
-
-
-def _zss_sig(sa: str, sb: str, a: _Node, b: _Node) -> float:
-    key = (sa, sb)
-    hit = _ZSS_CACHE.get(key)
-    if hit is None:
-        hit = float(zss.simple_distance(a, b))
-        if len(_ZSS_CACHE) > 20000:
-            _ZSS_CACHE.clear()
-        _ZSS_CACHE[key] = hit
-    return hit
+@lru_cache(maxsize=20_000)
+def _zss(a: _Node, b: _Node) -> float:
+    return float(zss.simple_distance(a, b))
 
 
 def tree_edit_distance(a: exp.Expression | _Node, b: exp.Expression | _Node) -> float:
