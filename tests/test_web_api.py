@@ -305,34 +305,47 @@ def test_a_pending_clarification_survives_a_restart(demo_db, tmp_path):
 
 
 def test_plan_tree_keeps_why_a_branch_was_abandoned():
+    from typing import get_args
+
+    from actsagent.graphs.models import AgentEvent, AgentRun
+    from actsagent.graphs.tree import NodeSpec, NodeStatus
+    from actsagent.graphs.tree import PlanTree as AgentTree
+    from actsagent.web.agent_bridge import PAGE_STATUS, to_bridge_event
     from actsagent.web.plan_tree import TreeBuilder
 
+    assert set(PAGE_STATUS) == set(get_args(NodeStatus))  # every status the agent gives a node is drawn
+    agent = AgentTree()
+    agent.add_spec(NodeSpec(description="find ambiguities", tool="detect_ambiguities", children=[
+        NodeSpec(description="reading 1", tool="generate_sql"), NodeSpec(description="reading 2", tool="generate_sql")]),
+        None)
     tb = TreeBuilder()
-    tb.apply("plan", None, "revision plan", {"data": {"tree": [
-        {"id": "n0", "parent": None, "tool": "detect_ambiguities", "description": "find ambiguities",
-         "status": "pending", "children": ["n1", "n2"]},
-        {"id": "n1", "parent": "n0", "tool": "generate_sql", "description": "reading 1", "status": "pending",
-         "children": []},
-        {"id": "n2", "parent": "n0", "tool": "generate_sql", "description": "reading 2", "status": "pending",
-         "children": []}]}})
+    tb.apply(to_bridge_event(AgentEvent(type="plan", message="revision plan",
+                                        data={"tree": agent.for_planner(), "text": agent.render_text()})))
     assert tb.tree.roots == ["n0"] and tb.tree.nodes["n0"].children == ["n1", "n2"]
-    tb.apply("node_start", "n1", "generate_sql: reading 1", {"tool": "generate_sql"})
+    assert tb.tree.nodes["n1"].label == "reading 1" and tb.tree.nodes["n1"].status == "pending"
+
+    def event(type_: str, node: str, message: str, **data) -> None:
+        tb.apply(to_bridge_event(AgentEvent(type=type_, node_id=node, message=message, data=data)))
+
+    event("node_start", "n1", "generate_sql: reading 1", tool="generate_sql")
     assert tb.tree.nodes["n1"].status == "running" and tb.tree.cursor == "n1"
-    tb.apply("candidate", "n1", "FAIL (semantic 4.0, entailment 3): counts refunded orders", {"passed": False})
-    tb.apply("node_end", "n1", "generate_sql refuted", {"status": "refuted", "summary": "candidate (llm): SELECT 1"})
+    event("candidate", "n1", "FAIL (semantic 4.0, entailment 3): counts refunded orders", sql="SELECT 1", passed=False)
+    event("node_end", "n1", "generate_sql refuted", status="refuted", summary="candidate (llm): SELECT 1")
     n1 = tb.tree.nodes["n1"]
     assert n1.status == "abandoned" and n1.detail.startswith("FAIL (semantic 4.0")
-    tb.apply("node_start", "n2", "generate_sql: reading 2", {})
-    tb.apply("candidate", "n2", "PASS", {"passed": True, "sql": "SELECT 2"})
+    event("node_start", "n2", "generate_sql: reading 2")
+    event("candidate", "n2", "PASS", passed=True, sql="SELECT 2")
     assert tb.tree.nodes["n2"].status == "chosen" and tb.tree.nodes["n2"].sql == "SELECT 2"
     # the run's final tree is the truth: statuses and the judge's reasons come from it
-    tb.apply("final", "n2", "solved", {"run": {"tree": {"root": "n0", "cursor": "n2", "nodes": {
-        "n0": {"id": "n0", "parent": None, "tool": "detect_ambiguities", "description": "find ambiguities",
-               "status": "done", "children": ["n1", "n2"]},
-        "n1": {"id": "n1", "parent": "n0", "tool": "generate_sql", "description": "reading 1", "status": "refuted",
-               "verdict": {"passed": False, "reasons": ["granularity: counts refunded orders"]}, "children": []},
-        "n2": {"id": "n2", "parent": "n0", "tool": "generate_sql", "description": "reading 2", "status": "accepted",
-               "children": []}}}}})
+    agent.nodes["n0"].status = "done"
+    agent.nodes["n1"].status = "refuted"
+    agent.nodes["n1"].verdict = {"passed": False, "method": "llm", "reasons": ["granularity: counts refunded orders"]}
+    agent.nodes["n2"].status, agent.cursor = "accepted", "n2"
+    run = AgentRun(status="solved", final_sql="SELECT 2", final_node="n2", tree=agent)
+    final = to_bridge_event(AgentEvent(type="final", node_id="n2", message="solved",
+                                       data={"run": run.model_dump(mode="json")}))
+    tb.apply(final)
     assert [(n.id, n.status) for n in tb.tree.nodes.values()] == [("n0", "done"), ("n1", "abandoned"),
                                                                    ("n2", "chosen")]
-    assert tb.tree.nodes["n1"].detail == "granularity: counts refunded orders"
+    assert tb.tree.nodes["n1"].detail == "granularity: counts refunded orders" and tb.tree.cursor == "n2"
+    assert final.final is not None and final.final.final_sql == "SELECT 2" and final.final.status == "solved"

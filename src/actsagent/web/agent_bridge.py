@@ -1,7 +1,8 @@
 """The one place the copilot calls the agent: everything agent-shaped is translated here.
 
 The server and the terminal chat only see ``BridgeEvent`` and ``FinalView``; when the agent's
-API moves, this module moves with it and nothing else does.
+API moves, this module moves with it and nothing else does. The agent's typed models (its events,
+its plan nodes, the finished ``AgentRun``) are read as such, not guessed at.
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from actsagent.db.base import Database
-from actsagent.web.models import ResultView
-from actsagent.web.results import jsonable, view_from_dump
+from actsagent.db.results import DbError, QueryResult
+from actsagent.graphs.models import AgentEvent, AgentRun, Clarification
+from actsagent.graphs.tree import NodeStatus as AgentStatus
+from actsagent.graphs.tree import PlanNode as AgentNode
+from actsagent.tools.judge import Verdict
+from actsagent.web.models import EventType, NodeStatus, PlanNode, ResultView
+from actsagent.web.results import jsonable, view_of
 
-
-class BridgeEvent(BaseModel):
-    type: str
-    node_id: str | None = None
-    message: str = ""
-    data: dict[str, Any] = Field(default_factory=dict)
+# every status the agent gives a plan node, as the page shows it (the page's "running" comes from node_start)
+PAGE_STATUS: dict[AgentStatus, NodeStatus] = {"pending": "pending", "done": "done", "failed": "failed",
+                                              "refuted": "abandoned", "skipped": "abandoned", "accepted": "chosen"}
 
 
 class FinalView(BaseModel):
@@ -34,26 +37,51 @@ class FinalView(BaseModel):
     error: str | None = None
     status: str = ""  # solved, best_effort, failed or paused
     notes: list[str] = Field(default_factory=list)
-    pending: dict[str, Any] | None = None  # the clarification a paused run waits for
+    pending: Clarification | None = None  # the clarification a paused run waits for
     llm_calls: int = 0
     tokens: int = 0
 
 
-def _dump(obj: Any) -> Any:
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(mode="json")
-    return obj
+class BridgeEvent(BaseModel):
+    """One agent event for the copilot: ``data`` is JSON-safe; the agent's whole tree travels apart, in
+    ``tree`` (the "plan" event: the planner's nodes; the "final" event: the run's tree, and ``final``)."""
+
+    type: EventType
+    node_id: str | None = None
+    message: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+    tree: list[PlanNode] | None = None
+    cursor: str | None = None
+    final: FinalView | None = None
 
 
-def to_bridge_event(ev: Any) -> BridgeEvent:
-    data = _dump(getattr(ev, "data", None)) or {}
-    if not isinstance(data, dict):
-        data = {"value": data}
-    etype = getattr(ev, "type", None) or "note"
-    etype = getattr(etype, "value", etype)
-    node = getattr(ev, "node_id", None)
-    return BridgeEvent(type=str(etype), node_id=None if node is None else str(node),
-                       message=str(getattr(ev, "message", "") or ""), data=jsonable(data))
+def to_bridge_event(ev: AgentEvent) -> BridgeEvent:
+    data = dict(ev.data)
+    out = BridgeEvent(type=ev.type, node_id=ev.node_id, message=ev.message)
+    if ev.type == "plan":  # the planner's flat view of its nodes (``PlanTree.for_planner``): "result" is the summary
+        out.tree = [page_node(AgentNode.model_validate({**n, "summary": n.get("result") or ""}))
+                    for n in data.pop("tree")]
+    elif ev.type == "final":
+        run = AgentRun.model_validate(data.pop("run"))
+        out.tree = [page_node(n) for n in run.tree.nodes.values()]
+        out.cursor, out.final = run.tree.cursor, final_view(run)
+    out.data = jsonable(data)
+    return out
+
+
+def page_node(n: AgentNode) -> PlanNode:
+    """One node of the agent's plan as the page draws it: why a branch was abandoned (the judge's reasons,
+    or the reading not chosen), what a node found or why it failed, the SQL it produced."""
+    if n.status == "refuted" and n.verdict:
+        detail = "; ".join(str(r) for r in Verdict.model_validate(n.verdict).reasons[:3])
+    else:
+        detail = (n.error or n.summary).strip()
+    if not detail and n.status == "skipped":
+        detail = "you chose another reading"
+    sql = (n.output or {}).get("sql")
+    return PlanNode(id=n.id, parent=n.parent, label=n.description.strip() or n.id, tool=n.tool,
+                    status=PAGE_STATUS[n.status], detail=detail[:600] or None,
+                    sql=sql if isinstance(sql, str) and sql.strip() else None, children=list(n.children))
 
 
 class AgentBridge:
@@ -73,8 +101,15 @@ class AgentBridge:
 
         return llm_available()
 
-    def ask(self, intent: str, db: Database, *, thread_id: str, sql: str | None = None) -> Iterator[BridgeEvent]:
-        """Text-to-SQL when ``sql`` is None, else repair of the analyst's SQL; both debug with the tree."""
+    def ask(self, intent: str, db: Database, *, thread_id: str) -> Iterator[BridgeEvent]:
+        """Text-to-SQL: the agent writes SQL for ``intent``, then debugs it with the tree."""
+        return self._stream(intent, None, db, thread_id)
+
+    def repair(self, intent: str, sql: str, db: Database, *, thread_id: str) -> Iterator[BridgeEvent]:
+        """The agent repairs the analyst's ``sql`` so it does what ``intent`` asks."""
+        return self._stream(intent, sql, db, thread_id)
+
+    def _stream(self, intent: str, sql: str | None, db: Database, thread_id: str) -> Iterator[BridgeEvent]:
         from actsagent.agent import stream
 
         for ev in stream(intent, sql, db, ask=sql is None, mode=self.mode, model=self.model, interactive=True,
@@ -89,45 +124,26 @@ class AgentBridge:
             yield to_bridge_event(ev)
 
 
-def final_view(data: dict[str, Any]) -> FinalView:
-    """Read the AgentRun dump carried by the "final" event."""
-    run = data.get("run") if isinstance(data.get("run"), dict) else data
-    sql = run.get("final_sql")
-    result = None
-    raw = run.get("result")
-    if isinstance(raw, dict) and raw.get("ok", True) is not False:
-        result = view_from_dump(raw)
-    verdict = run.get("verdict")
-    verdict_ok: bool | None = None
-    verdict_text: str | None = None
-    if isinstance(verdict, dict):
-        ok = verdict.get("passed", verdict.get("ok"))
-        verdict_ok = ok if isinstance(ok, bool) else None
-        verdict_text = _verdict_text(verdict, verdict_ok)
-    status = str(run.get("status") or "")
-    error = None
-    if isinstance(raw, dict) and raw.get("ok") is False:
-        error = raw.get("message")
-    pending = run.get("pending_clarification") if isinstance(run.get("pending_clarification"), dict) else None
-    usage = run.get("usage") if isinstance(run.get("usage"), dict) else {}
-    return FinalView(final_sql=sql if isinstance(sql, str) else None, result=result, verdict=verdict_text,
-                     llm_calls=int(usage.get("llm_calls") or 0),
-                     tokens=int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0),
-                     verdict_ok=verdict_ok, best_effort=status == "best_effort", status=status,
-                     error=str(error) if error else None, notes=[str(n) for n in run.get("notes") or []],
-                     pending=pending)
+def final_view(run: AgentRun) -> FinalView:
+    verdict = Verdict.model_validate(run.verdict) if run.verdict else None
+    return FinalView(final_sql=run.final_sql,
+                     result=view_of(run.result) if isinstance(run.result, QueryResult) else None,
+                     error=run.result.message if isinstance(run.result, DbError) else None,
+                     verdict=_verdict_text(verdict) if verdict else None,
+                     verdict_ok=verdict.passed if verdict else None,
+                     best_effort=run.status == "best_effort", status=run.status, notes=list(run.notes),
+                     pending=run.pending_clarification, llm_calls=run.usage.llm_calls,
+                     tokens=run.usage.prompt_tokens + run.usage.completion_tokens)
 
 
-def _verdict_text(v: dict[str, Any], ok: bool | None) -> str:
-    head = "checked: passes" if ok else "checked: does not pass" if ok is False else "checked"
-    method = v.get("method")
-    if method == "execution_only":
+def _verdict_text(v: Verdict) -> str:
+    head = "checked: passes" if v.passed else "checked: does not pass"
+    if v.method == "execution_only":
         head += " (execution only, no LLM judge)"
-    scores = [f"{k.split('_')[0]} {v[k]:.1f}" for k in ("semantic_score", "entailment_score")
-              if isinstance(v.get(k), (int, float))]
+    scores = [f"{name} {score:.1f}" for name, score in (("semantic", v.semantic_score),
+                                                        ("entailment", v.entailment_score)) if score is not None]
     if scores:
         head += " · " + ", ".join(scores)
-    reasons = v.get("reasons")
-    if isinstance(reasons, list) and reasons:
-        head += " · " + "; ".join(str(r) for r in reasons[:3])
+    if v.reasons:
+        head += " · " + "; ".join(v.reasons[:3])
     return head

@@ -15,10 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from actsagent.db.admin import redact
 from actsagent.db.base import Database
 from actsagent.db.results import DbError, ErrorClass, QueryResult
 from actsagent.errors import ActsagentError, DatabaseUnavailable, LLMUnavailable
-from actsagent.web.agent_bridge import AgentBridge, BridgeEvent, FinalView, final_view
+from actsagent.web.agent_bridge import AgentBridge, BridgeEvent, FinalView
 from actsagent.web.answer import Answerer
 from actsagent.web.limits import cut
 from actsagent.web.models import EventType, PlanTree, ResultView, Turn, TurnStatus
@@ -68,7 +69,7 @@ class DatabaseHandle:
         if self._db is not None:
             return f"{self._db.name} ({self._db.dialect})"
         if isinstance(self._target, str):
-            return _redact(self._target)
+            return redact(self._target)
         return "actsagent demo (postgres)"
 
     def close(self) -> None:
@@ -76,15 +77,6 @@ class DatabaseHandle:
             if self._db is not None and not isinstance(self._target, Database):
                 self._db.close()
                 self._db = None
-
-
-def _redact(url: str) -> str:
-    if "://" in url and "@" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}" if ":" in creds else f"{scheme}://{user}@{host}"
-    return url
 
 
 def describe_db_error(err: DbError) -> str:
@@ -149,7 +141,7 @@ class Flow:
             yield Step(type="done", data={"status": "failed"})
             return
         intent = intent_text(question=question, sql=sql, previous=list(previous))
-        yield from self._agent(question or "", lambda db: self.bridge.ask(intent, db, thread_id=thread_id, sql=sql))
+        yield from self._agent(question or "", lambda db: self.bridge.repair(intent, sql, db, thread_id=thread_id))
 
     def resume(self, answer: str, *, thread_id: str, question: str = "") -> Iterator[Step]:
         yield Step(type="reply", message=answer, data={"answer": answer})
@@ -197,13 +189,12 @@ class Flow:
                     yield step
                     continue
                 got_final = True
-                fv = final_view(ev.data)
+                fv = ev.final
+                assert fv is not None  # the bridge reads the run into every final event
                 if fv.status == "paused":
                     if not asked and fv.pending:
-                        yield Step(type="clarify", node_id=fv.pending.get("node_id"),
-                                   message=str(fv.pending.get("question", "")),
-                                   data={"question": fv.pending.get("question", ""),
-                                         "options": [_option_text(o) for o in fv.pending.get("options") or []]},
+                        yield Step(type="clarify", node_id=fv.pending.node_id, message=fv.pending.question,
+                                   data={"question": fv.pending.question, "options": fv.pending.options},
                                    tree=tree.snapshot())
                     status = "awaiting_clarification"
                     continue
@@ -224,18 +215,11 @@ class Flow:
         yield Step(type="done", data={"status": status, "final_sql": final_sql}, tree=tree.snapshot())
 
     def _from_agent(self, ev: BridgeEvent, tree: TreeBuilder) -> Step:
-        tree.apply(ev.type, ev.node_id, ev.message, ev.data)
-        etype = ev.type if ev.type in ("plan", "node_start", "node_end", "candidate", "clarify", "final", "error",
-                                       "note") else "note"
-        data = {k: v for k, v in ev.data.items() if k not in ("tree", "run", "data")}
-        inner = ev.data.get("data")
-        if isinstance(inner, dict):  # the planner's event nests its payload; the tree travels as ``tree``
-            data.update({k: v for k, v in inner.items() if k != "tree"})
-        if etype == "clarify":
-            opts = ev.data.get("options") or ev.data.get("interpretations") or []
-            data = {"question": ev.data.get("question") or ev.message,
-                    "options": [_option_text(o) for o in opts]}
-        return Step(type=etype, node_id=ev.node_id, message=ev.message, data=data, tree=tree.changes())
+        tree.apply(ev)
+        data = ev.data
+        if ev.type == "clarify":
+            data = {"question": data.get("question") or ev.message, "options": [str(o) for o in data["options"]]}
+        return Step(type=ev.type, node_id=ev.node_id, message=ev.message, data=data, tree=tree.changes())
 
     def _final(self, question: str, fv: FinalView, db: Database) -> Iterator[Step]:
         """Rows and words for the run's final SQL; returns whether the turn has an answer."""
@@ -287,14 +271,6 @@ def intent_text(*, question: str | None, sql: str | None, previous: list[Turn]) 
 
     return "\n\n".join(m["content"] for m in render("copilot_intent", question=question or "", sql=sql,
                                                        previous=previous))
-
-
-def _option_text(o: Any) -> str:
-    if isinstance(o, dict):
-        for key in ("label", "text", "interpretation", "description", "value"):
-            if isinstance(o.get(key), str):
-                return o[key]
-    return str(o)
 
 
 def _err_data(err: DbError) -> dict[str, Any]:

@@ -49,28 +49,13 @@ def jsonable(v: Any) -> Any:
 
 
 def view_of(res: QueryResult, *, max_rows: int = MAX_PREVIEW_ROWS) -> ResultView:
-    return preview([c.name for c in res.columns], [c.type for c in res.columns],
-                   ([jsonable(v) for v in r] for r in res.rows), row_count=res.row_count, truncated=res.truncated,
-                   elapsed_ms=round(res.elapsed_ms, 1), max_rows=max_rows)
-
-
-def view_from_dump(data: dict[str, Any], *, max_rows: int = MAX_PREVIEW_ROWS) -> ResultView | None:
-    """A result the agent returned as a plain dict (``QueryResult`` dump or {columns, rows})."""
-    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        return None
-    cols_raw: list[Any] = data["columns"] if isinstance(data.get("columns"), list) else []
-    names = [str(c.get("name", "")) if isinstance(c, dict) else str(c) for c in cols_raw]
-    types = [str(c.get("type", "")) if isinstance(c, dict) else "" for c in cols_raw]
-    numeric = [any(k in t.lower() for k in _NUM_TYPES) for t in types]
+    """The page's view of a result: from the database, or from the agent's run (a JSON dump read back, whose
+    NUMERIC values are strings: columns the database types as numbers are shown as numbers again)."""
+    numeric = [any(k in c.type.lower() for k in _NUM_TYPES) for c in res.columns]
     rows = ([_number(v) if i < len(numeric) and numeric[i] else jsonable(v) for i, v in enumerate(r)]
-            for r in data["rows"] if isinstance(r, list))
-    try:
-        count = int(data.get("row_count") or len(data["rows"]))
-    except (TypeError, ValueError):
-        count = len(data["rows"])
-    elapsed = data.get("elapsed_ms")
-    return preview(names, types, rows, row_count=count, truncated=bool(data.get("truncated")),
-                   elapsed_ms=elapsed if isinstance(elapsed, (int, float)) else None, max_rows=max_rows)
+            for r in res.rows)
+    return preview([c.name for c in res.columns], [c.type for c in res.columns], rows, row_count=res.row_count,
+                   truncated=res.truncated, elapsed_ms=round(res.elapsed_ms, 1), max_rows=max_rows)
 
 
 def preview(columns: list[str], types: list[str], rows: Iterable[list[Any]], *, row_count: int, truncated: bool,
@@ -117,7 +102,7 @@ def _cell(v: Any) -> Any:
 
 
 def _number(v: Any) -> Any:
-    """JSON dumps carry NUMERIC values as strings; the page needs them as numbers again."""
+    """A number as the page shows it (JSON dumps carry NUMERIC values as strings)."""
     if isinstance(v, str):
         try:
             return jsonable(Decimal(v))
