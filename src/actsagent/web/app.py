@@ -18,8 +18,9 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from sse_starlette import EventSourceResponse
 
 from actsagent import __version__
 from actsagent.db.base import Database
@@ -60,8 +61,8 @@ def given_token(request: Request) -> str:
     return request.headers.get("x-actsagent-token") or request.query_params.get("token") or ""
 
 
-def _sse(ev: WebEvent) -> bytes:
-    return f"id: {ev.seq}\nevent: step\ndata: {ev.model_dump_json()}\n\n".encode()
+def _sse(ev: WebEvent) -> dict[str, str]:
+    return {"id": str(ev.seq), "event": "step", "data": ev.model_dump_json()}
 
 
 def _validation_errors(e: RequestValidationError) -> list[dict[str, Any]]:
@@ -260,13 +261,13 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
         return turn_or_404(tid)
 
     @api.get("/turns/{tid}/events")
-    async def events(tid: str, request: Request, after: int = 0) -> StreamingResponse:
+    async def events(tid: str, request: Request, after: int = 0) -> EventSourceResponse:
         turn_or_404(tid)
         last = request.headers.get("last-event-id")
         if last and last.isdigit():
             after = max(after, int(last))
 
-        async def gen() -> AsyncIterator[bytes]:
+        async def gen() -> AsyncIterator[dict[str, str]]:
             seen = after
             ch = runner.channel(tid)
             if ch is None:
@@ -280,12 +281,11 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
                         yield _sse(ev)
                     if not more and not evs:
                         break
-                    if not evs:
-                        yield b": ping\n\n"
-            yield b"event: end\ndata: {}\n\n"
+            yield {"event": "end", "data": "{}"}
 
-        return StreamingResponse(gen(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        # sse-starlette frames the events (one "data:" line each: the JSON has no line break), pings an idle
+        # stream every 10 s and stops the generator when the client goes away
+        return EventSourceResponse(gen(), sep="\n", ping=10)
 
     @api.get("/openapi.json", include_in_schema=False)
     def openapi() -> dict[str, Any]:
