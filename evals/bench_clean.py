@@ -18,18 +18,20 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from actsagent.benchmarks import data_root
+
 ROOT = Path(__file__).resolve().parents[1]
-SPIDER = ROOT.parent / "shared" / "data" / "realerrors" / "spider_dev"
 OUT = ROOT / "evals" / "out" / "clean"
 PARTIAL_DBS = {"wta_1"}  # rebuilt, partial: results would not be comparable
 
 
 def build_input(system: str, limit: int | None, path: Path) -> int:
-    questions = json.loads((SPIDER / "questions.json").read_text())
-    preds = json.loads((SPIDER / "predictions" / f"{system}.json").read_text())
+    spider = data_root() / "spider_dev"
+    questions = json.loads((spider / "questions.json").read_text())
+    preds = json.loads((spider / "predictions" / f"{system}.json").read_text())
     rows = []
     for q, sql in zip(questions, preds, strict=True):
-        db = SPIDER / "databases" / q["db_id"] / f"{q['db_id']}.sqlite"
+        db = spider / "databases" / q["db_id"] / f"{q['db_id']}.sqlite"
         if q["db_id"] in PARTIAL_DBS or not db.exists() or not (sql or "").strip():
             continue
         rows.append({"id": q["idx"], "question": q["question"], "sql": sql, "db": str(db), "gold": q["gold_sql"]})

@@ -20,8 +20,9 @@ import statistics
 import time
 from pathlib import Path
 
+from actsagent.benchmarks import data_root
+
 ROOT = Path(__file__).resolve().parents[1]
-REALERRORS = ROOT.parent / "shared" / "data" / "realerrors"
 BENCH_DB = "actsagent_bench_guard"
 
 QUERIES = {
@@ -38,7 +39,7 @@ QUERIES = {
 def gold_sql() -> list[str]:
     out: list[str] = []
     for bench in ("spider_dev", "bird_dev"):
-        out += [q["gold_sql"] for q in json.loads((REALERRORS / bench / "questions.json").read_text())]
+        out += [q["gold_sql"] for q in json.loads((data_root() / bench / "questions.json").read_text())]
     return out
 
 
@@ -46,7 +47,7 @@ def bench_throughput_postgres(repeats: int) -> dict:
     """check_sql in the postgres dialect over BIRD mini-dev's PostgreSQL gold SQL (500 queries)."""
     from actsagent.guard import check_sql
 
-    sqls = [q["SQL"] for q in json.loads((REALERRORS / "bird_minidev" / "mini_dev_postgresql.json").read_text())]
+    sqls = [q["SQL"] for q in json.loads((data_root() / "bird_minidev" / "mini_dev_postgresql.json").read_text())]
     rejected = sum(not check_sql(s, "postgres").ok for s in sqls)
     cpu = []
     for _ in range(repeats):
@@ -106,13 +107,13 @@ def bench_equivalence(progress) -> dict:
 
     items = []
     for bench in ("spider_dev", "bird_dev"):
-        for q in json.loads((REALERRORS / bench / "questions.json").read_text()):
+        for q in json.loads((data_root() / bench / "questions.json").read_text()):
             items.append((bench, q["db_id"], q["gold_sql"]))
     task = progress.add_task("result equivalence", total=len(items))
     out = {"executed": 0, "same": 0, "different": 0, "no_database": 0, "timeout": 0, "examples": []}
     for bench, db_id, sql in items:
         progress.advance(task)
-        path = REALERRORS / bench / "databases" / db_id / f"{db_id}.sqlite"
+        path = data_root() / bench / "databases" / db_id / f"{db_id}.sqlite"
         if not path.exists():
             out["no_database"] += 1
             continue
@@ -133,24 +134,19 @@ def bench_equivalence(progress) -> dict:
 
 
 def ensure_bench_db() -> str:
-    import psycopg
+    from actsagent.db import admin, embedded
 
-    from actsagent.db import embedded
-
-    admin = embedded.server_url("postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone():
-            conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
+    maintenance = embedded.server_url("postgres")
     url = embedded.server_url(BENCH_DB)
-    with psycopg.connect(url, autocommit=True) as conn:
-        if conn.execute("SELECT to_regclass('public.people')").fetchone()[0] is None:
-            conn.execute("CREATE TABLE people (id int PRIMARY KEY, name text, city text, score numeric)")
-            conn.execute("INSERT INTO people SELECT g, 'person ' || g, (ARRAY['Lyon','Oslo','Pune','Lima'])[g % 4 + 1],"
-                         " (g * 37) % 100 FROM generate_series(1, 2000) g")
-            conn.execute("CREATE TABLE payments (id int PRIMARY KEY, person_id int REFERENCES people(id), "
-                         "amount numeric)")
-            conn.execute("INSERT INTO payments SELECT g, g % 2000 + 1, (g * 13) % 500 FROM generate_series(1, 10000) g")
-            conn.execute("ANALYZE")
+    if not admin.database_exists(maintenance, BENCH_DB):
+        admin.create_database(maintenance, BENCH_DB)
+        admin.run_script(url, """
+            CREATE TABLE people (id int PRIMARY KEY, name text, city text, score numeric);
+            INSERT INTO people SELECT g, 'person ' || g, (ARRAY['Lyon','Oslo','Pune','Lima'])[g % 4 + 1],
+                   (g * 37) % 100 FROM generate_series(1, 2000) g;
+            CREATE TABLE payments (id int PRIMARY KEY, person_id int REFERENCES people(id), amount numeric);
+            INSERT INTO payments SELECT g, g % 2000 + 1, (g * 13) % 500 FROM generate_series(1, 10000) g;
+            ANALYZE;""")
     return url
 
 

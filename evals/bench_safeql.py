@@ -22,13 +22,13 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from actsagent.config import Limits
+from actsagent.benchmarks import data_root
 from actsagent.db.base import Database
 from actsagent.db.sqlite import SqliteDatabase
 from actsagent.reporting import Report, ReportTable, ResultLog
 from actsagent.safeql import RefineOptions, refine
 from actsagent.safeql.catalog import get_catalog
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "realerrors"
 DEFAULT_SYSTEMS = {
     "spider_dev": ["DAIL-SQL_GPT-4", "DIN-SQL_GPT-4", "C3-SQL_GPT-3.5", "SFT_CodeS-15B",
                    "Pretrained_Llama3-8B", "Pretrained_Llama2-7B"],
@@ -128,21 +128,11 @@ class Runner:
 
 def _pg_copy(data: Path, db_id: str, limits: Limits) -> Database:
     """The BIRD SQLite file loaded once into the embedded PostgreSQL (kept for later runs)."""
-    import psycopg
-
-    from actsagent.db import embedded
-    from actsagent.db.loader import load_sqlite_file
+    from actsagent.db.loader import load_embedded
     from actsagent.db.postgres import PostgresDatabase
 
-    name = PG_PREFIX + db_id
-    with psycopg.connect(embedded.server_url("postgres"), autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    url = embedded.server_url(name)
-    if not exists:
-        load_sqlite_file(url, _db_path(data, "bird_dev", db_id))
-    return PostgresDatabase(url, limits=limits)
+    loaded = load_embedded(_db_path(data, "bird_dev", db_id), PG_PREFIX + db_id, if_exists="reuse")
+    return PostgresDatabase(loaded.url, limits=limits)
 
 
 def _questions(data: Path, bench: str) -> list[dict]:
@@ -289,13 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("sqlglot").setLevel(logging.ERROR)  # predictions hold CREATE TABLE etc.: no warnings
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="evals/out")
-    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--data", default=None, help="the realerrors folder (default: benchmarks.data_root())")
     ap.add_argument("--systems", nargs="*", default=None, help="prediction file stems (default: the six main ones)")
     ap.add_argument("--benchmarks", nargs="*", default=["spider_dev", "bird_dev", "bird_minidev_pg"])
     ap.add_argument("--limit", type=int, default=None, help="first N questions per benchmark and system")
     ap.add_argument("--time-limit", type=float, default=5.0, help="search time limit per query (s)")
     args = ap.parse_args(argv)
-    data = Path(args.data)
+    data = Path(args.data) if args.data else data_root()
     if not (data / "spider_dev").is_dir():
         print(f"error: no realerrors data under {data}", file=sys.stderr)
         return 2

@@ -9,7 +9,6 @@ to 6 decimals so engines' float formatting does not decide a match.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from actsagent import config
 from actsagent.config import Limits
 from actsagent.db.results import ErrorClass
 from actsagent.errors import UserError
@@ -42,15 +42,13 @@ class BenchQuestion(BaseModel):
 
 
 def data_root() -> Path:
-    """``ACTSAGENT_BENCH_DATA``, else ``shared/data/realerrors`` beside the checkout."""
-    env = os.environ.get("ACTSAGENT_BENCH_DATA")
-    if env:
-        return Path(env)
-    for base in (Path.cwd().parent, Path(__file__).resolve().parents[3]):
-        cand = base / "shared" / "data" / "realerrors"
-        if cand.is_dir():
-            return cand
-    raise UserError("benchmark data not found: set ACTSAGENT_BENCH_DATA to the realerrors folder")
+    """The realerrors folder (``spider_dev/``, ``bird_dev/``): ``$ACTSAGENT_BENCH_DATA``, else
+    ``$ACTSAGENT_DATA_DIR/realerrors`` (``config.data_dir``)."""
+    found = config.data_dir("realerrors", "ACTSAGENT_BENCH_DATA")
+    if found is None:
+        raise UserError("benchmark data not found: set ACTSAGENT_BENCH_DATA to the realerrors folder "
+                        "(or ACTSAGENT_DATA_DIR to the folder holding realerrors/)")
+    return found
 
 
 def db_path(root: Path, bench: str, db_id: str) -> Path:

@@ -17,17 +17,39 @@ def home_dir() -> Path:
     return path
 
 
+DATA_DIR_VAR = "ACTSAGENT_DATA_DIR"
+
+
+def checkout_shared() -> Path | None:
+    """``shared/`` beside a source checkout (``src/actsagent`` in a folder with ``pyproject.toml``): the
+    development layout, used only when no variable names the data. An installed package never looks
+    beside itself."""
+    root = Path(__file__).resolve().parents[2]
+    shared = root.parent / "shared"
+    return shared if (root / "pyproject.toml").is_file() and shared.is_dir() else None
+
+
+def data_dir(name: str, var: str, *, holds: str = "") -> Path | None:
+    """The data folder ``name`` (``birdcritic``, ``realerrors``): ``$var``, else ``$ACTSAGENT_DATA_DIR/name``,
+    else, in a source checkout, ``../shared/data/name`` when it holds ``holds``; None when none is set."""
+    if os.environ.get(var):
+        return Path(os.environ[var])
+    if os.environ.get(DATA_DIR_VAR):
+        return Path(os.environ[DATA_DIR_VAR]) / name
+    shared = checkout_shared()
+    cand = shared / "data" / name if shared else None
+    return cand if cand is not None and (cand / holds).exists() else None
+
+
 def default_model_path() -> str | None:
-    """The offline embedding model: ACTSAGENT_EMBED_MODEL_PATH, else the workplace copy if present."""
+    """The offline embedding model: ``$ACTSAGENT_EMBED_MODEL_PATH``, else, in a source checkout, the copy in
+    ``../shared/models``."""
     env = os.environ.get("ACTSAGENT_EMBED_MODEL_PATH")
     if env:
         return env
-    # the offline copy beside a checkout (../shared/models), found from the working directory or the source tree
-    for base in (Path.cwd().parent, Path(__file__).resolve().parents[3]):
-        cand = base / "shared" / "models" / "all-MiniLM-L6-v2-onnx-int8"
-        if (cand / "model.onnx").exists():
-            return str(cand.resolve())
-    return None
+    shared = checkout_shared()
+    cand = shared / "models" / "all-MiniLM-L6-v2-onnx-int8" if shared else None
+    return str(cand) if cand is not None and (cand / "model.onnx").exists() else None
 
 
 class Limits(BaseModel, frozen=True):

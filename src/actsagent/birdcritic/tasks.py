@@ -6,12 +6,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from actsagent import config
 from actsagent.errors import UserError
 
 TaskSet = Literal["flash", "pg530", "open-pg"]
@@ -45,15 +45,13 @@ class PublicTask(BaseModel):
 
 
 def data_dir() -> Path:
-    """The shared BIRD-CRITIC folder: $ACTSAGENT_BIRDCRITIC_DIR, else ../shared/data/birdcritic."""
-    env = os.environ.get("ACTSAGENT_BIRDCRITIC_DIR")
-    if env:
-        return Path(env)
-    for cand in (Path.cwd() / "../shared/data/birdcritic",
-                 Path(__file__).resolve().parents[4] / "shared/data/birdcritic"):
-        if (cand / "tasks").is_dir():
-            return cand.resolve()
-    raise UserError("BIRD-CRITIC data not found: set ACTSAGENT_BIRDCRITIC_DIR to the folder holding tasks/")
+    """The BIRD-CRITIC folder (``tasks/``, ``databases/``, ...): ``$ACTSAGENT_BIRDCRITIC_DIR``, else
+    ``$ACTSAGENT_DATA_DIR/birdcritic`` (``config.data_dir``)."""
+    found = config.data_dir("birdcritic", "ACTSAGENT_BIRDCRITIC_DIR", holds="tasks")
+    if found is None:
+        raise UserError("BIRD-CRITIC data not found: set ACTSAGENT_BIRDCRITIC_DIR to the folder holding tasks/ "
+                        "(or ACTSAGENT_DATA_DIR to the folder holding birdcritic/)")
+    return found
 
 
 def task_file(task_set: str, root: Path | None = None) -> Path:
