@@ -24,7 +24,6 @@ from actsagent.errors import UserError
 from actsagent.naming import abbreviate
 from actsagent.sqlnames import SqlNamesError, rename
 
-
 _READ_ALL = Limits(max_rows=1_000_000, statement_timeout_s=60)
 
 

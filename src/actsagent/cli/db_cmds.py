@@ -30,8 +30,8 @@ def run_sql(sql: str = typer.Argument(..., help="one read-only SQL statement"), 
             setting: list[str] = SettingOption, json_out: bool = JsonOption) -> None:
     """Run guarded SQL (strict policy: one read-only statement, forced LIMIT, reviewed functions)."""
     from actsagent.config import Limits
-    from actsagent.demo import open_target
     from actsagent.db.settings import parse_assignments
+    from actsagent.demo import open_target
     from actsagent.guard import Policy, run_guarded
 
     database = open_target(db, limits=Limits(statement_timeout_s=timeout, max_rows=max_rows),
@@ -55,8 +55,8 @@ def run_sql(sql: str = typer.Argument(..., help="one read-only SQL statement"), 
 def show_schema(db: str = DbOption, table: list[str] = typer.Option(None, "--table", "-t", help="only these tables"),
                 setting: list[str] = SettingOption, json_out: bool = JsonOption) -> None:
     """Show the schema as the compact, commented listing the agent's prompts use."""
-    from actsagent.demo import open_target
     from actsagent.db.settings import parse_assignments
+    from actsagent.demo import open_target
 
     database = open_target(db, settings=parse_assignments(setting or []))
     try:
@@ -163,9 +163,9 @@ def provision_role(name: str = typer.Argument(..., help="role to create or reset
                    json_out: bool = JsonOption) -> None:
     """Create or reset a read-only PostgreSQL login role (SELECT only, read-only default, timeouts), optionally
     with row-level security keyed by a per-caller setting and column-restricted views."""
-    from actsagent.demo import open_target
     from actsagent.db.roles import provision_readonly_role
     from actsagent.db.tenancy import Tenancy, parse_rls, parse_view
+    from actsagent.demo import open_target
 
     tenancy = None
     if tenant_setting or rls or view:

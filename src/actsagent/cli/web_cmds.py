@@ -119,11 +119,11 @@ def chat(db: str = DbOption, store: Path = StoreOption,
          no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model "
                                                              "is configured")) -> None:
     """Chat with the copilot in the terminal: streamed steps, the SQL and a table of rows."""
+    from actsagent.cli.chat import ChatSession
     from actsagent.web.agent_bridge import AgentBridge
     from actsagent.web.answer import Answerer
     from actsagent.web.flow import DatabaseHandle, Flow
     from actsagent.web.store import ConversationStore
-    from actsagent.cli.chat import ChatSession
 
     model = _model(no_llm)
     handle = DatabaseHandle(db)

@@ -26,7 +26,6 @@ class Loaded(BaseModel):
     url: str
     skipped_extensions: list[str] = []  # a .sql script: CREATE EXTENSION lines the server cannot honour
     rows: dict[str, int] = {}  # a SQLite file: rows copied per table
-    reused: bool = False
 
 
 def load_embedded(path: str | Path, name: str, *, if_exists: Literal["error", "replace", "reuse"] = "error",
@@ -47,7 +46,7 @@ def load_embedded(path: str | Path, name: str, *, if_exists: Literal["error", "r
         if if_exists == "error":
             raise UserError(f"database {name!r} exists already (use --replace or --name)")
         if if_exists == "reuse":
-            return Loaded(database=name, url=embedded.server_url(name), reused=True)
+            return Loaded(database=name, url=embedded.server_url(name))
         admin.drop_database(maintenance, name)
     admin.create_database(maintenance, name)
     url = embedded.server_url(name)

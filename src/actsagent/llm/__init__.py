@@ -29,6 +29,7 @@ from actsagent.llm.scripted import FailingChatModel, ScriptedCall, ScriptedChatM
 from actsagent.llm.structured import OutputInvalid, parse_structured
 from actsagent.llm.usage import CallRecord, LLMResponse, Usage, UsageLedger, UsageTotals, current_labels
 
+
 def get_chat_model(config: LLMConfig | None = None, *, ledger: UsageLedger | None = None) -> ChatModel | None:
     """The configured model, or None when no LLM is available (without an explicit ``config``).
 

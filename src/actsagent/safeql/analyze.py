@@ -154,9 +154,6 @@ class Analysis:
         out.sort(key=lambda r: -r.scope.depth)  # inside out
         return out
 
-    def tables_in(self, scope: ScopeInfo) -> list[TableInfo]:
-        return [s.table for s in scope.sources.values() if s.table is not None]
-
 
 def _in_alias_clause(col: exp.Column) -> bool:
     cur = col.parent

@@ -115,10 +115,6 @@ class Catalog:
     def has_function(self, name: str) -> bool:
         return name.lower() in self.functions
 
-    def column_values(self, table: str, column: str) -> list[str]:
-        idx = self.values.get((table.lower(), column.lower()))
-        return idx.values if idx else []
-
     def nearest_values(self, table: TableInfo, column: ColumnInfo, literal: str, k: int
                        ) -> list[tuple[str, float]]:
         """Stored values of ``table.column`` nearest to ``literal``.

@@ -61,9 +61,6 @@ class SchemaInfo(BaseModel):
         low = name.lower().split(".")[-1]
         return next((t for t in self.tables if t.name.lower() == low), None)
 
-    def tables_with_column(self, column: str) -> list[TableInfo]:
-        return [t for t in self.tables if t.column(column) is not None]
-
     def render(self, *, tables: list[str] | None = None, samples: bool = True) -> str:
         return render_schema(self, tables=tables, samples=samples)
 

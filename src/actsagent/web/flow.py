@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from actsagent.db.admin import redact
 from actsagent.db.base import Database
 from actsagent.db.results import DbError, ErrorClass, QueryResult
+from actsagent.demo import open_target
 from actsagent.errors import ActsagentError, DatabaseUnavailable, LLMUnavailable
 from actsagent.web.agent_bridge import AgentBridge, BridgeEvent, FinalView
 from actsagent.web.answer import Answerer
@@ -49,19 +50,11 @@ class DatabaseHandle:
         self._target = target
         self._db: Database | None = target if isinstance(target, Database) else None
         self._lock = threading.Lock()
-        self.last_error: str | None = None
 
     def get(self) -> Database:
         with self._lock:
             if self._db is None:
-                from actsagent.demo import open_target
-
-                try:
-                    self._db = open_target(self._target if isinstance(self._target, str) else None)
-                    self.last_error = None
-                except ActsagentError as e:
-                    self.last_error = str(e)
-                    raise
+                self._db = open_target(self._target if isinstance(self._target, str) else None)
             return self._db
 
     @property
