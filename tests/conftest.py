@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 _HOME = Path(os.environ.get("ACTSAGENT_TEST_HOME") or tempfile.mkdtemp(prefix="actsagent-test-"))
@@ -50,18 +49,18 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 @pytest.fixture
 def pg_db_factory(pg_admin_url: str) -> Iterator:
     """Create fresh databases on the embedded server, with setup SQL; dropped after the test."""
+    from actsagent.db import admin
     from actsagent.db.postgres import PostgresDatabase
 
     made: list[tuple[str, PostgresDatabase]] = []
 
     def make(setup: list[str] | str = (), **kwargs) -> PostgresDatabase:
         name = f"t_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        url = pg_admin_url.replace("/postgres?", f"/{name}?")
+        admin.create_database(pg_admin_url, name)
+        url = pg_admin_url.replace("/postgres?", f"/{name}?")  # the URL form the embedded server gives
         stmts = [setup] if isinstance(setup, str) else list(setup)
         if stmts:
-            with psycopg.connect(url, autocommit=True) as conn:
+            with admin.connect(url) as conn:
                 for s in stmts:
                     conn.execute(s)
         db = PostgresDatabase(url, **kwargs)
@@ -71,9 +70,7 @@ def pg_db_factory(pg_admin_url: str) -> Iterator:
     yield make
     for name, db in made:
         db.close()
-        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.drop_database(pg_admin_url, name)
 
 
 @pytest.fixture
