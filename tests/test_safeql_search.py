@@ -136,3 +136,11 @@ def test_check_hook_sees_every_query_before_it_runs(tmp_path):
     assert res.status == "already_ok"
     blocked = refine(db, "SELECT name FROM user_names", check=check)
     assert blocked.status == "gave_up" and "guard_rejected" in blocked.why
+
+
+def test_statements_that_write_are_not_refined_even_when_broken_or_behind_a_comment(sqlite_db):
+    for sql in ["/* tidy up */ DELETE FROM orders WHERE (", "(UPDATE orders SET status = 'x'", "INSERT INTO orders"]:
+        res = refine(sqlite_db, sql)
+        assert res.status != "refined" and res.why.startswith("only SELECT queries are refined; this is "), sql
+        assert res.why.split()[-1] in ("DELETE", "UPDATE", "INSERT")
+    assert sqlite_db.execute("SELECT count(*) FROM orders").rows == [[4]]

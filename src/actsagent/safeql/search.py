@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from actsagent.db.base import Database
 from actsagent.db.results import DbError, ErrorClass, QueryResult
+from actsagent.guard.split import WRITE_KEYWORDS, first_keyword
 from actsagent.safeql.analyze import Analysis, is_query, parse
 from actsagent.safeql.catalog import Catalog, get_catalog
 from actsagent.safeql.distance import normalised_ted, to_tree
@@ -85,9 +86,9 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
         return result
 
     ast0 = parse(sql, db.dialect)
-    if _looks_like_non_select(sql) or isinstance(ast0, _NON_SELECT):
-        return done(why="only SELECT queries are refined; this is "
-                        f"{sql.lstrip().split(None, 1)[0].upper() if sql.strip() else 'empty'}")
+    head = first_keyword(sql, db.dialect)
+    if head in WRITE_KEYWORDS or isinstance(ast0, _NON_SELECT):
+        return done(why=f"only SELECT queries are refined; this is {head or 'empty'}")
     if ast0 is not None and not is_query(ast0):
         ast0 = None  # a bare word or chat text that sqlglot read as something: only salvage can help
     res0 = run(sql)
@@ -271,9 +272,3 @@ def _canon(ast: exp.Expression | None, sql: str, dialect: str) -> str:
 def _rows(res: QueryResult, opts: RefineOptions) -> dict:
     return {"columns": [c.name for c in res.columns], "rows_preview": res.rows[: opts.preview_rows],
             "row_count": res.row_count, "empty_result": res.empty}
-
-
-def _looks_like_non_select(sql: str) -> bool:
-    head = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
-    return head in {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT", "REVOKE",
-                    "MERGE", "COPY", "VACUUM", "ATTACH", "DETACH", "PRAGMA", "REPLACE"}
