@@ -9,6 +9,8 @@ from pydantic import BaseModel, Field
 from actsagent.db import DbError, QueryResult
 from actsagent.graphs.tree import NodeSpec, PlanTree
 from actsagent.tools._context import Usage
+from actsagent.tools.checks import CheckPlan
+from actsagent.tools.verify import Verification, check_lines
 
 Mode = Literal["tree", "linear", "regenerate", "single_shot"]
 
@@ -75,9 +77,13 @@ class AgentRun(BaseModel):
     model_failures: list[dict[str, Any]] = Field(default_factory=list)
     pending_clarification: Clarification | None = None
     thread_id: str | None = None
+    checks: CheckPlan | None = None  # written from the request before any candidate
+    original_checks: Verification | None = None  # the original SQL through those checks
 
     def render_text(self) -> str:
         lines = [f"status: {self.status} ({self.mode})", self.tree.render_text()]
+        if self.checks is not None:
+            lines += check_lines(self.checks, self.original_checks)
         if self.final_sql:
             lines.append(f"final SQL: {self.final_sql}")
         lines += [f"note: {n}" for n in self.notes]
