@@ -281,3 +281,51 @@ def test_malformed_checks_are_recorded_and_the_run_goes_on(pg_db):
     assert any(f.get("phase") == "checks" and f.get("schema") == "CheckPlan" for f in run.model_failures)
     assert any("no checks could be written" in n for n in run.notes)
     assert run.checks is None and run.status == "solved" and run.final_sql == REWRITE
+
+
+SPEED_SETUP = ["CREATE TABLE events (id int PRIMARY KEY, kind text, user_id int)",
+               "INSERT INTO events SELECT g, CASE WHEN g % 3 = 0 THEN 'view' ELSE 'click' END, g % 500 "
+               "FROM generate_series(1, 20000) g",
+               "ANALYZE events"]
+SLOW = "SELECT id, kind FROM events WHERE user_id = 42 ORDER BY id"
+INDEXED = ["CREATE INDEX events_user ON events (user_id)", SLOW]
+TRUNCATED = ["CREATE INDEX events_user ON events (user_id)", SLOW + " LIMIT 10"]
+
+
+def test_speed_request_plans_are_explained_in_copies_and_shown_to_the_judge(pg_db_factory):
+    db = pg_db_factory(SPEED_SETUP, writable=True)
+    judge_prompts: list[str] = []
+
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "CheckPlan":
+            return {"about_speed": True, "same_result_as_original": True, "checks": []}
+        if name == "PlannerReply":
+            return one_leaf_plan(messages)
+        if name == "GeneratedSQL":
+            return {"sql": INDEXED if is_rewrite(messages) else TRUNCATED}
+        if name == "JudgeScores":
+            judge_prompts.append("\n".join(m["content"] for m in messages))
+            return scores(9, "same rows, index scan")
+        raise AssertionError(name)
+
+    run = repair("This query is slow on the events of user 42; the results are right, make it faster.", SLOW, db,
+                 model=ScriptedChatModel(script), policy=Policy.sandbox())
+    plans = {c.id: c for c in run.checks.all_checks()}
+    assert set(plans) == {"plan", "same"}
+    first = run.tree.nodes["n0"]  # faster only because it returns 10 of the 40 rows
+    assert first.status == "refuted"
+    results = {c["id"]: c for c in first.verdict["checks"]}
+    assert results["same"]["status"] == "failed" and "differs from the original's (10 vs 40 row(s))" in results[
+        "same"]["detail"]
+    chosen = run.tree.nodes[run.final_node]
+    assert run.status == "solved" and run.final_sql_statements == INDEXED
+    results = {c["id"]: c for c in chosen.verdict["checks"]}
+    assert results["same"]["status"] == "passed" and results["plan"]["status"] == "passed"
+    assert re.search(r"estimated cost [\d.]+ < the original's [\d.]+", results["plan"]["detail"])
+    assert chosen.verdict["confirmed"] and any(e.startswith("plan estimated cost") for e in chosen.verdict["evidence"])
+    prompt = judge_prompts[0]
+    assert "Plan of the original SQL (EXPLAIN, no ANALYZE):" in prompt and "Seq Scan on events" in prompt
+    assert "Index Scan" in prompt.split("Plan of this SQL:")[1]  # the candidate's plan uses the new index
+    assert "The request is about speed" in prompt
+    assert db.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'events'").rows == [[1]]  # only the pkey

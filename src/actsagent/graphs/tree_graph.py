@@ -523,7 +523,10 @@ def _add_rewrite_sibling(state: TreeState, tree: PlanTree, node: PlanNode, rec: 
         return
     spec = NodeSpec(description="direct rewrite from the request (a second, independent candidate)",
                     tool="generate_sql", input={"strategy": "rewrite"})
-    sid = tree.add_spec(spec, node.parent if node.parent is not None else node.id)
+    if node.parent is None:  # a one-node plan: the rewrite goes under it (the tree has one root)
+        sid = tree.add_spec(spec, node.id)
+    else:  # beside it, under the same reading (a reading's hypothesis may sit on the candidate's own node)
+        sid = tree.add_spec(spec, node.parent, hypothesis=node.hypothesis)
     if rec.status == "unconfirmed":
         state["jump"] = sid
 
