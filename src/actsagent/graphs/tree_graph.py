@@ -781,6 +781,9 @@ def _finish(rt: Runtime, state: TreeState, tree: PlanTree, reason: str, node_id:
     else:
         status = "failed"
     state["final"] = {"status": status, "node": chosen, "reason": reason}
+    for n in tree.nodes.values():  # one ★: other verified candidates stay readable by their verdicts
+        if n.status == "accepted" and n.id != chosen:
+            n.status = "done"
     tree.cursor = chosen or tree.cursor
     _save(state, tree)
     state["phase"] = "done"
