@@ -202,8 +202,8 @@ class WriteChecksInput(BaseModel):
     original_sql: str | list[str] | None = None
 
 
-_SPEED = re.compile(r"\b(slow|slower|speed\s*up|faster|performance|performant|optimi[sz]|efficien|"
-                    r"execution plan|query plan|index(es)? (is|are) not used|takes? (too )?long|seq(uential)? scan)",
+_SPEED = re.compile(r"\b(slow|slower|slowly|speed\s*up|faster|performance|performant|optimi[sz]\w*|efficien\w*|"
+                    r"execution plan|query plan|index(es)? (is|are) not used|takes? (too )?long|seq(uential)? scan)\b",
                     re.IGNORECASE)
 
 
