@@ -128,3 +128,32 @@ def test_differences_name_the_rows_each_candidate_alone_returns(pg_db):
     same_rows = differences(b, c)
     assert same_rows and all(d.note == "the same rows in a different order" for d in same_rows)
     assert agree(b, run_checks(pg_db, "SELECT c.name FROM customers c ORDER BY 1", plan))
+
+
+def test_a_copy_the_server_refuses_makes_the_check_could_not_run(pg_db, pg_admin_url):
+    """A role without CREATEDB: verification copies fail, the checks say so, the run does not crash."""
+    import uuid
+
+    import psycopg
+
+    from actsagent.db.postgres import PostgresDatabase
+
+    role = f"nocreate_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_db.url, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{role}" LOGIN NOCREATEDB')
+        conn.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA public TO "{role}"')
+    info = psycopg.conninfo.conninfo_to_dict(pg_db.url)
+    info["user"] = role
+    limited = PostgresDatabase(psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()}))
+    try:
+        ver = run_checks(limited, NAMES, {"checks": [
+            {"kind": "example", "setup": [{"table": "customers", "columns": ["id", "name"], "rows": [[5, "Zed"]]}],
+             "expected": {"rows": [["Zed"]]}}]})
+    finally:
+        limited.close()
+        with psycopg.connect(pg_db.url, autocommit=True) as conn:
+            conn.execute(f'REVOKE ALL ON ALL TABLES IN SCHEMA public FROM "{role}"')
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP ROLE "{role}"')
+    assert ver.result("c1").status == "could_not_run"
+    assert "no disposable copy could be made" in ver.result("c1").detail

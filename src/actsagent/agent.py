@@ -318,7 +318,8 @@ def _to_run(rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: C
         final_sql_statements=statements, final_node=node_id, result=result, verdict=verdict, tree=tree,
         usage=RunUsage(**{k: c.get(k, 0) for k in RunUsage.model_fields}),
         framework_ms=max(0.0, wall - llm_this_call), wall_ms=wall,
-        timings={"probe_ms": float(c.get("probe_ms", 0.0)), "final_ms": final_ms},
+        timings={"probe_ms": float(c.get("probe_ms", 0.0)), "checks_ms": float(c.get("checks_ms", 0.0)),
+                 "final_ms": final_ms},
         notes=[*notes, *state.get("notes", [])], model_failures=list(state.get("failures", [])),
         pending_clarification=paused, thread_id=tid, checks=check_plan(state),
         original_checks=Verification.model_validate(state["original_check"]) if state.get("original_check") else None)

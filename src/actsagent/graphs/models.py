@@ -72,7 +72,8 @@ class AgentRun(BaseModel):
     usage: RunUsage = Field(default_factory=RunUsage)
     framework_ms: float = 0.0
     wall_ms: float = 0.0
-    timings: dict[str, float] = Field(default_factory=dict)  # framework time outside nodes: probe_ms, final_ms
+    timings: dict[str, float] = Field(default_factory=dict)  # framework time outside nodes: probe_ms, checks_ms
+    # (the original SQL through the checks, disposable copies included), final_ms
     notes: list[str] = Field(default_factory=list)
     model_failures: list[dict[str, Any]] = Field(default_factory=list)
     pending_clarification: Clarification | None = None

@@ -210,7 +210,9 @@ def _write_checks(rt: Runtime, state: TreeState) -> None:
         return
     state["checks"] = plan.model_dump(mode="json")
     if state["original_sql"]:
+        t0 = time.perf_counter()
         ver = verify(VerifyInput(sql=state["original_sql"], checks=plan), rt.ctx)
+        state["counters"]["checks_ms"] = (time.perf_counter() - t0) * 1000
         state["original_check"] = ver.model_dump(mode="json")
     rt.emit("note", "checks: " + plan.summary())
 

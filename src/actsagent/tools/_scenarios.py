@@ -17,7 +17,8 @@ under the strict policy is never copied: ``CREATE DATABASE ... TEMPLATE`` ends i
 from __future__ import annotations
 
 import re
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from actsagent.guard import Policy
     from actsagent.tools._context import ToolContext
 
+MAX_VALUE_CHARS = 10_000
 READ_ONLY_VIOLATION = "25006"  # read_only_sql_transaction: the "read" SQL wrote after all
 _COST = re.compile(r"cost=\d+(?:\.\d+)?\.\.(\d+(?:\.\d+)?)")
 
@@ -96,11 +98,9 @@ class ScenarioEnv:
         why = self.unavailable()
         if why:
             raise CannotRun(why)
-        from actsagent.db.sandbox import sandbox
-
         try:
             script = setup_script(self.ctx, setup)
-            copy = self._stack.enter_context(sandbox(self.ctx.db, limits=self.ctx.db.limits))
+            copy = self._stack.enter_context(_copy_of(self.ctx.db))
             if script:
                 _apply_setup(copy, script)
         except CannotRun as e:
@@ -112,14 +112,12 @@ class ScenarioEnv:
     def run(self, key: str, setup: list[TableRows], statements: list[str], policy: Policy,
             reads: list[str]) -> tuple[list[QueryResult | DbError], list[QueryResult | DbError]]:
         """Run ``statements`` (stopping at the first error), then each read query, in scenario ``key``."""
-        from actsagent.db.sandbox import sandbox
-
         base = self.database(key, setup)
         if all(is_read(s) for s in statements):
             results = _run_statements(base, statements, policy, read_only=True)
             if not (results and not results[-1].ok and results[-1].code == READ_ONLY_VIOLATION):
                 return results, [_read(base, q) for q in reads]
-        with sandbox(base, limits=base.limits) as fresh:
+        with _copy_of(base) as fresh:
             results = _run_statements(fresh, statements, policy, read_only=False)
             after = [_read(fresh, q) for q in reads] if results and results[-1].ok else []
             return results, after
@@ -127,36 +125,56 @@ class ScenarioEnv:
     def explain(self, statements: list[str], policy: Policy) -> PlanReport:
         """Plans of the statements in a fresh copy of the sample scenario: earlier statements are executed so
         later ones are planned against their effects (an index the list creates, say)."""
-        from actsagent.db.sandbox import sandbox
-        from actsagent.guard import check_sql
-
         try:
-            base = self.database("sample", [])
+            return _explain(self.database("sample", []), statements, policy)
         except CannotRun as e:
             return PlanReport(ok=False, error=str(e))
-        plans: list[StatementPlan] = []
-        with sandbox(base, limits=base.limits) as fresh:
-            for s in statements:
-                checked = check_sql(s, fresh.dialect, policy)
-                if not checked.ok:
-                    return PlanReport(ok=False, error=checked.describe(), statements=plans)
-                if _explainable(s):
-                    res = fresh.execute(f"EXPLAIN {s}", read_only=True)
-                    if not res.ok:
-                        return PlanReport(ok=False, error=res.describe(), statements=plans)
-                    lines = [str(r[0]) for r in res.rows]
-                    m = _COST.search(lines[0]) if lines else None
-                    plans.append(StatementPlan(sql=s, cost=float(m.group(1)) if m else None, plan=lines[:40]))
-                if not is_read(s):
-                    done = _run_statements(fresh, [s], policy, read_only=False)
-                    if not done[-1].ok:
-                        return PlanReport(ok=False, error=done[-1].describe(), statements=plans)
-        return PlanReport(ok=True, statements=plans)
 
     def close(self) -> None:
         self._stack.close()
         self._dbs.clear()
         self._broken.clear()
+
+
+def _explain(base: PostgresDatabase, statements: list[str], policy: Policy) -> PlanReport:
+    from actsagent.guard import check_sql
+
+    plans: list[StatementPlan] = []
+    with _copy_of(base) as fresh:
+        for s in statements:
+            checked = check_sql(s, fresh.dialect, policy)
+            if not checked.ok:
+                return PlanReport(ok=False, error=checked.describe(), statements=plans)
+            if _explainable(s):
+                res = fresh.execute(f"EXPLAIN {s}", read_only=True)
+                if not res.ok:
+                    return PlanReport(ok=False, error=res.describe(), statements=plans)
+                lines = [str(r[0]) for r in res.rows]
+                m = _COST.search(lines[0]) if lines else None
+                plans.append(StatementPlan(sql=s, cost=float(m.group(1)) if m else None, plan=lines[:40]))
+            if not is_read(s):
+                done = _run_statements(fresh, [s], policy, read_only=False)
+                if not done[-1].ok:
+                    return PlanReport(ok=False, error=done[-1].describe(), statements=plans)
+    return PlanReport(ok=True, statements=plans)
+
+
+@contextmanager
+def _copy_of(db: Any) -> Iterator[PostgresDatabase]:
+    """A disposable copy of ``db``; a copy the server refuses (no CREATEDB right, no space, a template in use)
+    makes the check could-not-run, never a crash of the run."""
+    from actsagent.db.sandbox import sandbox
+
+    cm = sandbox(db, limits=db.limits)
+    try:
+        copy = cm.__enter__()
+    except Exception as e:  # noqa: BLE001 - environmental: psycopg, UserError, DatabaseUnavailable alike
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise CannotRun(f"no disposable copy could be made: {first}"[:300]) from e
+    try:
+        yield copy
+    finally:
+        cm.__exit__(None, None, None)
 
 
 def _explainable(sql: str) -> bool:
@@ -238,6 +256,8 @@ def _literal(v: Any) -> str:
         text = str(v)
     if "\x00" in text:
         raise CannotRun("a value holds a NUL character")
+    if len(text) > MAX_VALUE_CHARS:
+        raise CannotRun(f"a value is longer than {MAX_VALUE_CHARS} characters")
     return exp.Literal.string(text).sql(dialect="postgres")
 
 
