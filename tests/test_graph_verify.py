@@ -13,7 +13,7 @@ from actsagent.graphs.models import Budget
 from actsagent.guard import Policy
 from actsagent.llm import ScriptedChatModel
 
-from agent_scripts import phase_of, scores, user_text
+from agent_scripts import is_rewrite, phase_of, scores, user_text
 from conftest import SHOP_SETUP
 
 INTENT = ("Total paid amount per customer name; every customer must be listed, with 0 when nothing was paid. "
@@ -41,28 +41,38 @@ def one_leaf_plan(messages) -> dict:
     return suggested(messages)
 
 
-def is_rewrite(messages) -> bool:
-    return "SQL with an issue:" in user_text(messages)  # the single-shot prompt, not the minimal-edit one
+def leaf_script(checks: dict, minimal, rewrite=None, *, calls: list[str] | None = None, **answers):
+    """A model for a one-leaf plan: ``checks`` from the check writer, ``minimal`` from the minimal edit, ``rewrite``
+    (default: the same) from the direct rewrite, judge scores 9; ``answers`` override by request type (a callable
+    answers from the messages)."""
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if calls is not None:
+            calls.append(name)
+        if name in answers:
+            a = answers[name]
+            return a(messages) if callable(a) else a
+        if name == "CheckPlan":
+            return checks
+        if name == "PlannerReply":
+            return one_leaf_plan(messages)
+        if name == "GeneratedSQL":
+            return {"sql": (rewrite or minimal) if is_rewrite(messages) else minimal}
+        if name == "JudgeScores":
+            return scores(9, "ok")
+        raise AssertionError(name)
+
+    return script
 
 
 def test_wrong_first_candidate_refuted_by_the_example_then_the_rewrite_is_verified_and_chosen(pg_db):
     calls: list[str] = []
 
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        calls.append(name)
-        if name == "CheckPlan":
-            assert "Candidate" not in user_text(messages)  # written before any candidate exists
-            return {"checks": [COLUMNS, EXAMPLE]}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": REWRITE if is_rewrite(messages) else MINIMAL}
-        if name == "JudgeScores":
-            assert "✓ c2 example passed" in user_text(messages)  # the judge sees the concrete check results
-            return scores(9, "left join keeps every customer")
-        raise AssertionError(name)
+    def judge(messages):
+        assert "✓ c2 example passed" in user_text(messages)  # the judge sees the concrete check results
+        return scores(9, "left join keeps every customer")
 
+    script = leaf_script({"checks": [COLUMNS, EXAMPLE]}, MINIMAL, REWRITE, calls=calls, JudgeScores=judge)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
 
     assert run.status == "solved" and run.final_sql == REWRITE, run.render_text()
@@ -89,17 +99,7 @@ def test_examples_rows_go_into_a_copy_never_into_the_users_database(pg_db):
                          {"table": "orders", "columns": ["id", "customer_id", "status", "total"],
                           "rows": [[41, 40, "paid", 5], [42, 40, "refunded", "7"]]}],
                "expected": {"rows": [["Ada", 120.5], ["Bob", 99.99], ["Chloe", 0], ["Dee", 5]]}}
-
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        if name == "CheckPlan":
-            return {"checks": [example]}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": REWRITE}
-        return scores(9, "ok")
-
+    script = leaf_script({"checks": [example]}, REWRITE)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
     assert run.status == "solved" and run.verdict["confirmed"] is True
     assert run.tree.nodes[run.final_node].verdict["checks"][0]["status"] == "passed"
@@ -113,20 +113,8 @@ def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
     bad_rows = {"kind": "edge", "why": "refunds", "setup": [{"table": "orders", "columns": ["colour"], "rows": [["red"]]}],
                 "expected": {"rows": [["Ada", 120.5]]}}
     prompts: list[str] = []
-
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        if name == "CheckPlan":
-            return {"checks": [COLUMNS, bad_rows]}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": REWRITE}
-        if name == "JudgeScores":
-            prompts.append(user_text(messages))
-            return scores(9, "ok")
-        raise AssertionError(name)
-
+    script = leaf_script({"checks": [COLUMNS, bad_rows]}, REWRITE,
+                         JudgeScores=lambda m: prompts.append(user_text(m)) or scores(9, "ok"))
     live = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))  # no verify_copies: strict, live
     leaf = live.tree.nodes[live.tree.root]
     checks = {c["id"]: c for c in leaf.verdict["checks"]}
@@ -151,24 +139,14 @@ def test_two_candidates_with_different_results_are_compared_on_the_differing_row
     compare_prompts: list[str] = []
     calls: list[str] = []
 
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        calls.append(name)
-        if name == "CheckPlan":
-            return {"checks": [COLUMNS], "probe_rows": probe}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": REWRITE if is_rewrite(messages) else MINIMAL}
-        if name == "JudgeScores":
-            return scores(8, "plausible")
-        if name == "ComparisonReply":
-            compare_prompts.append(user_text(messages))
-            return {"verdicts": [{"label": "A", "right": False, "reason": "drops customers without paid orders"},
-                                 {"label": "B", "right": True, "reason": "lists Chloe and Eve with 0"}],
-                    "best": "B", "reason": "B keeps every customer"}
-        raise AssertionError(name)
+    def compare(messages):
+        compare_prompts.append(user_text(messages))
+        return {"verdicts": [{"label": "A", "right": False, "reason": "drops customers without paid orders"},
+                             {"label": "B", "right": True, "reason": "lists Chloe and Eve with 0"}],
+                "best": "B", "reason": "B keeps every customer"}
 
+    script = leaf_script({"checks": [COLUMNS], "probe_rows": probe}, MINIMAL, REWRITE, calls=calls,
+                         JudgeScores=scores(8, "plausible"), ComparisonReply=compare)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
     assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL", "ComparisonReply"]
     prompt = compare_prompts[0]
@@ -184,19 +162,8 @@ def test_two_candidates_with_different_results_are_compared_on_the_differing_row
 
 def test_agreeing_candidates_confirm_each_other_without_a_comparison(pg_db):
     calls: list[str] = []
-
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        calls.append(name)
-        if name == "CheckPlan":
-            return {"checks": []}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            # written differently, same results
-            return {"sql": REWRITE if is_rewrite(messages) else REWRITE.replace("COALESCE(", "coalesce(")}
-        return scores(9, "ok")
-
+    # written differently, same results
+    script = leaf_script({"checks": []}, REWRITE.replace("COALESCE(", "coalesce("), REWRITE, calls=calls)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL"]
     assert run.status == "solved"
@@ -210,18 +177,8 @@ def test_state_after_dml_is_checked_in_copies(pg_db_factory):
     db = pg_db_factory(SHOP_SETUP, writable=True)
     state = {"kind": "state", "why": "remove cancelled orders", "query": "SELECT status FROM orders ORDER BY id",
              "expected": {"rows": [["paid"], ["refunded"], ["paid"]], "ordered": True}}
-
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        if name == "CheckPlan":
-            return {"checks": [state]}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": "DELETE FROM orders WHERE status = 'cancelled'" if is_rewrite(messages)
-                    else "DELETE FROM orders WHERE status <> 'paid'"}
-        return scores(9, "ok")
-
+    script = leaf_script({"checks": [state]}, "DELETE FROM orders WHERE status <> 'paid'",
+                         "DELETE FROM orders WHERE status = 'cancelled'")
     run = repair("Delete the cancelled orders", "DELETE FROM orders WHERE status = 'canceled'", db,
                  model=ScriptedChatModel(script), policy=Policy.sandbox())
     first = run.tree.nodes["n0"]
@@ -232,16 +189,7 @@ def test_state_after_dml_is_checked_in_copies(pg_db_factory):
 
 
 def test_budget_ends_the_run_before_the_verification_sibling(pg_db):
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        if name == "CheckPlan":
-            return {"checks": [COLUMNS]}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": REWRITE}
-        return scores(9, "ok")
-
+    script = leaf_script({"checks": [COLUMNS]}, REWRITE)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), budget=Budget(max_nodes=1))
     assert run.status == "best_effort" and any("budget exhausted (1 nodes)" in n for n in run.notes)
     assert run.final_sql == REWRITE and len(run.tree.executed()) == 1
@@ -250,34 +198,15 @@ def test_budget_ends_the_run_before_the_verification_sibling(pg_db):
 
 
 def test_linear_mode_accepts_an_unconfirmed_candidate_without_a_sibling(pg_db):
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        if name == "CheckPlan":
-            return {"checks": []}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": REWRITE}
-        return scores(9, "ok")
-
-    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(leaf_script({"checks": []}, REWRITE)), mode="linear")
     assert run.status == "solved" and len(run.tree.nodes) == 1
     assert run.tree.nodes[run.final_node].status == "unconfirmed"
     assert any("no check the original fails and no second candidate" in n for n in run.notes)
 
 
 def test_malformed_checks_are_recorded_and_the_run_goes_on(pg_db):
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        if name == "CheckPlan":
-            return {"checks": [{"kind": "telepathy"}]}  # twice: the repair round gets the same
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": REWRITE}
-        return scores(9, "ok")
-
-    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    # twice: the repair round gets the same answer
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(leaf_script({"checks": [{"kind": "telepathy"}]}, REWRITE)))
     assert any(f.get("phase") == "checks" and f.get("schema") == "CheckPlan" for f in run.model_failures)
     assert any("no checks could be written" in n for n in run.notes)
     assert run.checks is None and run.status == "solved" and run.final_sql == REWRITE
@@ -295,20 +224,9 @@ TRUNCATED = ["CREATE INDEX events_user ON events (user_id)", SLOW + " LIMIT 10"]
 def test_speed_request_plans_are_explained_in_copies_and_shown_to_the_judge(pg_db_factory):
     db = pg_db_factory(SPEED_SETUP, writable=True)
     judge_prompts: list[str] = []
-
-    def script(messages, role, response_model):
-        name = response_model.__name__
-        if name == "CheckPlan":
-            return {"about_speed": True, "same_result_as_original": True, "checks": []}
-        if name == "PlannerReply":
-            return one_leaf_plan(messages)
-        if name == "GeneratedSQL":
-            return {"sql": INDEXED if is_rewrite(messages) else TRUNCATED}
-        if name == "JudgeScores":
-            judge_prompts.append("\n".join(m["content"] for m in messages))
-            return scores(9, "same rows, index scan")
-        raise AssertionError(name)
-
+    script = leaf_script({"about_speed": True, "same_result_as_original": True, "checks": []}, TRUNCATED, INDEXED,
+                         JudgeScores=lambda m: judge_prompts.append("\n".join(x["content"] for x in m))
+                         or scores(9, "same rows, index scan"))
     run = repair("This query is slow on the events of user 42; the results are right, make it faster.", SLOW, db,
                  model=ScriptedChatModel(script), policy=Policy.sandbox())
     plans = {c.id: c for c in run.checks.all_checks()}
