@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
+from agent_scripts import is_rewrite, phase_of, scores, user_text
+from conftest import SHOP_SETUP
+
 from actsagent.agent import repair
 from actsagent.graphs.models import Budget
 from actsagent.guard import Policy
 from actsagent.llm import ScriptedChatModel
-
-from agent_scripts import is_rewrite, phase_of, scores, user_text
-from conftest import SHOP_SETUP
 
 INTENT = ("Total paid amount per customer name; every customer must be listed, with 0 when nothing was paid. "
           "With the current data I expect Ada 120.50, Bob 99.99 and Chloe 0.")
@@ -122,8 +122,7 @@ def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
     assert checks["c2"]["status"] == "could_not_run" and "live" in checks["c2"]["detail"]
     assert "? c2 edge could not run" in prompts[0]
     # confirmed only later, by the rewrite giving the same results; never by the check that could not run
-    assert [e for e in leaf.verdict["evidence"]] == ["same results as n1 (direct rewrite from the request) on every "
-                                                     "scenario"]
+    assert leaf.verdict["evidence"] == ["same results as n1 (direct rewrite from the request) on every scenario"]
 
     copies = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
     checks = {c["id"]: c for c in copies.tree.nodes[copies.tree.root].verdict["checks"]}
@@ -213,8 +212,8 @@ def test_malformed_checks_are_recorded_and_the_run_goes_on(pg_db):
 
 
 SPEED_SETUP = ["CREATE TABLE events (id int PRIMARY KEY, kind text, user_id int)",
-               "INSERT INTO events SELECT g, CASE WHEN g % 3 = 0 THEN 'view' ELSE 'click' END, g % 500 "
-               "FROM generate_series(1, 20000) g",
+               ("INSERT INTO events SELECT g, CASE WHEN g % 3 = 0 THEN 'view' ELSE 'click' END, g % 500 "
+                "FROM generate_series(1, 20000) g"),
                "ANALYZE events"]
 SLOW = "SELECT id, kind FROM events WHERE user_id = 42 ORDER BY id"
 INDEXED = ["CREATE INDEX events_user ON events (user_id)", SLOW]

@@ -168,7 +168,7 @@ def _copy_of(db: Any) -> Iterator[PostgresDatabase]:
     cm = sandbox(db, limits=db.limits)
     try:
         copy = cm.__enter__()
-    except Exception as e:  # noqa: BLE001 - environmental: psycopg, UserError, DatabaseUnavailable alike
+    except Exception as e:  # environmental: psycopg, UserError, DatabaseUnavailable alike
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise CannotRun(f"no disposable copy could be made: {first}"[:300]) from e
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -26,7 +27,7 @@ def plain(v: Any) -> Any:
     if v is None or isinstance(v, bool | int | str):
         return v
     if isinstance(v, float):
-        return v if v == v and v not in (float("inf"), float("-inf")) else str(v)
+        return v if math.isfinite(v) else str(v)
     if isinstance(v, Decimal):
         return _decimal_text(v)
     if isinstance(v, dt.datetime):
@@ -81,7 +82,7 @@ def _to_decimal(v: Any) -> Decimal | None:
     if isinstance(v, int | Decimal):
         return Decimal(v)
     if isinstance(v, float):
-        return Decimal(repr(v)) if v == v and abs(v) != float("inf") else None
+        return Decimal(repr(v)) if math.isfinite(v) else None
     if isinstance(v, str) and _NUMBER.match(v.strip()):
         try:
             return Decimal(v.strip())

@@ -13,14 +13,14 @@ fit one; ``verify`` runs them.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from actsagent.tools._context import ToolContext
 from actsagent.tools._sqltext import statements_text
 
-Scalar = Union[bool, int, float, str, None]
+Scalar = bool | int | float | str | None
 ColumnType = Literal["number", "text", "datetime", "boolean", "array", "json", "any"]
 
 MAX_CHECKS = 10
@@ -110,7 +110,7 @@ class ScenarioCheck(BaseModel):
     expected: ExpectedRows
 
 
-WrittenCheck = Annotated[Union[ColumnsCheck, RowCountCheck, UniqueCheck, OrderingCheck, ScenarioCheck],
+WrittenCheck = Annotated[ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck | ScenarioCheck,
                          Field(discriminator="kind")]
 
 
@@ -130,7 +130,7 @@ class FasterCheck(BaseModel):
     why: str = "the request is about speed"
 
 
-Check = Union[ColumnsCheck, RowCountCheck, UniqueCheck, OrderingCheck, ScenarioCheck, SameResultCheck, FasterCheck]
+Check = ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck | ScenarioCheck | SameResultCheck | FasterCheck
 CheckKind = Literal["columns", "row_count", "unique", "ordering", "example", "edge", "state", "same_result",
                     "faster"]
 STRONG_KINDS = ("example", "edge", "state", "same_result", "faster")  # data the request fixes, not shape alone

@@ -60,11 +60,7 @@ class GenerateSqlOutput(BaseModel):
 
 def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
     if inp.use_llm and ctx.model is not None and inp.strategy == "rewrite":
-        resp = ctx.complete("single_shot", role="tools", response_model=GeneratedSQL, intent=inp.intent,
-                            original_sql=statements_text(inp.original_sql), hypothesis=inp.hypothesis,
-                            **ctx.schema_vars(sql=inp.original_sql, intent=inp.intent),
-                            statement_list=is_statement_list(inp.original_sql))
-        gen = resp.parsed
+        gen = write_directly(ctx, inp.intent, inp.original_sql, inp.hypothesis)
         sql, source, why = _clean(gen.sql), "llm", gen.rationale
     elif inp.use_llm and ctx.model is not None:
         resp = ctx.complete("generate_sql", role="tools", response_model=GeneratedSQL, intent=inp.intent,
@@ -86,6 +82,17 @@ def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
     execution = run_sql(RunSqlInput(sql=sql), ctx)
     return GenerateSqlOutput(sql=sql, source=source, rationale=why, execution=execution,
                              strategy=inp.strategy if source == "llm" else "minimal_edit")
+
+
+def write_directly(ctx: ToolContext, intent: str, original_sql: str | list[str] | None,
+                   hypothesis: str = "") -> GeneratedSQL:
+    """One call with the single-shot prompt (the request, the SQL, the schema; a reading if given): the
+    single-shot baseline and the tree's direct-rewrite sibling are the same request."""
+    resp = ctx.complete("single_shot", role="tools", response_model=GeneratedSQL, intent=intent,
+                        original_sql=statements_text(original_sql), hypothesis=hypothesis,
+                        **ctx.schema_vars(sql=original_sql, intent=intent),
+                        statement_list=is_statement_list(original_sql))
+    return resp.parsed
 
 
 def _clean(sql: str | list[str]) -> str | list[str]:

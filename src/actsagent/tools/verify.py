@@ -9,6 +9,7 @@ requests about speed, EXPLAIN (no ANALYZE) plans of the SQL are taken in a fresh
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -17,8 +18,20 @@ from actsagent.db import DbError, QueryResult
 from actsagent.tools._context import ToolContext
 from actsagent.tools._scenarios import CannotRun, PlanReport
 from actsagent.tools._values import digests, plain, rows_match, sort_key
-from actsagent.tools.checks import (Check, CheckKind, CheckPlan, ColumnsCheck, describe, FasterCheck, OrderingCheck,
-                                    RowCountCheck, SameResultCheck, ScenarioCheck, TableRows, UniqueCheck)
+from actsagent.tools.checks import (
+    Check,
+    CheckKind,
+    CheckPlan,
+    ColumnsCheck,
+    FasterCheck,
+    OrderingCheck,
+    RowCountCheck,
+    SameResultCheck,
+    ScenarioCheck,
+    TableRows,
+    UniqueCheck,
+    describe,
+)
 from actsagent.tools.run_sql import execute_statements, is_read
 
 STORED_ROWS = 50  # rows of each output kept for comparisons and prompts
@@ -253,7 +266,7 @@ def _shape_one(c: ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck, ru
 def _is_sorted(values: list[Any], descending: bool) -> bool:
     """Sorted as PostgreSQL sorts (NULLs count as largest); text in either a byte-wise or a case-blind collation."""
     def ok(keys: list[tuple]) -> bool:
-        pairs = list(zip(keys, keys[1:]))
+        pairs = list(pairwise(keys))
         return all(_ge(a, b) for a, b in pairs) if descending else all(_ge(b, a) for a, b in pairs)
 
     keyed = [sort_key(v) for v in values]
