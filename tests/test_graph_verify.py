@@ -12,7 +12,7 @@ from agent_scripts import is_rewrite, phase_of, scores, user_text
 from conftest import SHOP_SETUP
 
 from actsagent.agent import repair
-from actsagent.graphs.models import Budget
+from actsagent.graphs.models import AgentRun, Budget
 from actsagent.guard import Policy
 from actsagent.llm import ScriptedChatModel
 
@@ -90,6 +90,8 @@ def test_wrong_first_candidate_refuted_by_the_example_then_the_rewrite_is_verifi
     assert run.original_checks is not None and run.original_checks.result("c2").status == "failed"
     text = run.render_text()
     assert "check ✗ c2 example FAILED" in text and "check ✓ c2 example passed" in text
+    back = AgentRun.model_validate_json(run.model_dump_json())  # checks and verdicts survive JSON
+    assert back.model_dump(exclude={"result"}) == run.model_dump(exclude={"result"})
     assert "c2 example: 3 expected row(s)" in text and "[original: failed]" in text
 
 
@@ -161,14 +163,17 @@ def test_two_candidates_with_different_results_are_compared_on_the_differing_row
 
 def test_agreeing_candidates_confirm_each_other_without_a_comparison(pg_db):
     calls: list[str] = []
-    # written differently, same results
-    script = leaf_script({"checks": []}, REWRITE.replace("COALESCE(", "coalesce("), REWRITE, calls=calls)
+    # the minimal edit kept a join the request does not need: same rows, more SQL
+    extra_join = REWRITE.replace("GROUP BY", "LEFT JOIN customers c2 ON c2.id = c.id GROUP BY")
+    script = leaf_script({"checks": []}, extra_join, REWRITE, calls=calls)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL"]
     assert run.status == "solved"
     rewrite = run.tree.nodes["n1"]
     assert rewrite.verdict["method"] == "agreement" and "same results as n0" in rewrite.verdict["evidence"][0]
     assert run.tree.nodes["n0"].verdict["confirmed"] is True
+    assert run.final_sql == REWRITE and rewrite.status == "accepted"  # both verified: the one doing no more wins
+    assert run.tree.nodes["n0"].status == "done"
 
 
 def test_state_after_dml_is_checked_in_copies(pg_db_factory):

@@ -11,7 +11,8 @@ direct rewrite, under which reading), the checks' results on it and its verdict.
   comparison of candidates on the rows where they differ.
 
 The best candidate wins: verified before unconfirmed before refuted, then fewer failed checks,
-more checks passed, a higher judge score, and the shorter SQL (doing no more than asked).
+more checks passed; among verified ones the shorter SQL (doing no more than asked: candidates that
+agree on every scenario differ only there), otherwise the higher judge score.
 """
 
 from __future__ import annotations
@@ -56,10 +57,12 @@ class CandidateRecord(BaseModel):
         return len(self.verification.with_status("passed")) if self.verification else 0
 
     def rank(self) -> tuple:
+        """Verified candidates that agree differ only in how they are written: the shorter one does no more than
+        asked. Otherwise the judge's score counts first."""
         order = {"verified": 2, "unconfirmed": 1, "refuted": 0}[self.status]
-        score = self.verdict.semantic_score or 0.0
-        return (order, self.executes, not self.empty, -self.failed_checks, self.passed_checks, score,
-                -len(statements_text(self.sql)), -self.order)
+        score, short = self.verdict.semantic_score or 0.0, -len(statements_text(self.sql))
+        tail = (short, score) if self.status == "verified" else (score, short)
+        return (order, self.executes, not self.empty, -self.failed_checks, self.passed_checks, *tail, -self.order)
 
 
 class Candidates(BaseModel):
