@@ -165,8 +165,9 @@ def compare_candidates(inp: CompareInput, ctx: ToolContext) -> Comparison:
     contenders = [{"label": c.label, "node": c.node, "origin": c.origin, "sql": statements_text(c.sql),
                    "checks": [r.line() for r in c.verification.results], "judged": c.judged,
                    "output": _sample_output(c.verification)} for c in inp.contenders]
-    probe = [f"{t.table}: {len(t.rows)} row(s) ({', '.join(t.columns)})" for t in (inp.checks.probe_rows
-                                                                                     if inp.checks else [])]
+    probe = [f"{t.table} ({', '.join(t.columns)}): " + "; ".join(_row(r) for r in t.rows[:12])
+             + (f" and {len(t.rows) - 12} more" if len(t.rows) > 12 else "")
+             for t in (inp.checks.probe_rows if inp.checks else [])]
     resp = ctx.complete("compare_candidates", role="judge", response_model=ComparisonReply, intent=inp.intent,
                         original_sql=statements_text(inp.original_sql), contenders=contenders, differences=diffs,
                         checks=[describe(c) for c in inp.checks.all_checks()] if inp.checks else [],
