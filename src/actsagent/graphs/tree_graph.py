@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks
 from actsagent.graphs.models import Budget, PlannerReply
 from actsagent.graphs.runtime import Runtime
-from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
+from actsagent.graphs.tree import NodeSpec, NodeStatus, PlanNode, PlanTree
 from actsagent.llm import StructuredOutputError
 from actsagent.tools import (
     TOOLS,
@@ -414,10 +414,10 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
                           hypothesis=tree.hypothesis_of(node.id), executes=out.execution.ok,
                           empty=out.execution.ok and out.execution.last.empty, verification=ver,
                           verdict=Verdict(passed=False, method="execution_only"))
-    rivals = cands.approved(exclude=node.id) if rt.model is not None and ver is not None else []
-    if ver is not None and ver.with_status("failed"):
-        rivals = []  # refuted by a check: nothing to compare
-    twins = [r for r in rivals if r.verification is not None and agree(ver, r.verification)]
+    rivals: list[CandidateRecord] = []
+    if rt.model is not None and ver is not None and not ver.with_status("failed"):  # refuted by a check: no rival
+        rivals = [r for r in cands.approved(exclude=node.id) if r.verification is not None]
+    twins = [r for r in rivals if ver is not None and r.verification is not None and agree(ver, r.verification)]
     others = [r for r in rivals if r not in twins]
     changed: list[CandidateRecord] = []
     if twins:
@@ -502,7 +502,8 @@ def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord) -
     """Put the record's verdict on its node (where the CLI, the copilot and the benchmarks read it)."""
     node = tree.nodes[rec.node]
     node.verdict = {**rec.verdict.model_dump(mode="json"), "summary": rec.verdict.summary(), "status": rec.status}
-    node.status = {"verified": "accepted", "unconfirmed": "unconfirmed", "refuted": "refuted"}[rec.status]
+    statuses: dict[str, NodeStatus] = {"verified": "accepted", "unconfirmed": "unconfirmed", "refuted": "refuted"}
+    node.status = statuses[rec.status]
     if rt.model is None and rec.verdict.passed:  # the LLM-free fallback accepts what executes with rows
         node.status = "accepted"
     if rec.status == "refuted" and not any(r["node"] == rec.node for r in state["refuted"]):

@@ -158,7 +158,8 @@ def matches(expected: Any, got: Any) -> bool:
         return e is not None and e == g
     e_num, g_num = _to_decimal(expected), _to_decimal(got)
     if e_num is not None and g_num is not None:
-        places = max(0, -e_num.as_tuple().exponent) if isinstance(e_num.as_tuple().exponent, int) else 0
+        exponent = e_num.as_tuple().exponent
+        places = max(0, -exponent) if isinstance(exponent, int) else 0
         if places == 0:
             return e_num == g_num
         return abs(e_num - g_num) <= Decimal(5) * Decimal(10) ** -(min(places, 9) + 1)

@@ -129,9 +129,8 @@ class Verification(BaseModel):
     def summary(self) -> str:
         if not self.results:
             return "no checks"
-        counts = [f"{len(self.with_status(s))} {w}" for s, w in
-                  (("passed", "passed"), ("failed", "failed"), ("could_not_run", "could not run"))
-                  if self.with_status(s)]
+        words: dict[CheckStatus, str] = {"passed": "passed", "failed": "failed", "could_not_run": "could not run"}
+        counts = [f"{len(self.with_status(s))} {w}" for s, w in words.items() if self.with_status(s)]
         return "checks: " + ", ".join(counts)
 
 
