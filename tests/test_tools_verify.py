@@ -157,3 +157,15 @@ def test_a_copy_the_server_refuses_makes_the_check_could_not_run(pg_db, pg_admin
             conn.execute(f'DROP ROLE "{role}"')
     assert ver.result("c1").status == "could_not_run"
     assert "no disposable copy could be made" in ver.result("c1").detail
+
+
+def test_plans_are_taken_only_in_copies(pg_db):
+    """Strict policy on a live database: no EXPLAIN there (the strict guard refuses it); the speed check could
+    not run. With copies allowed, the plan is taken in a copy."""
+    plan = CheckPlan(about_speed=True)
+    ref = verify(VerifyInput(sql=NAMES, checks=plan), ToolContext(db=pg_db))
+    ver = verify(VerifyInput(sql=NAMES, checks=plan, reference=ref), ToolContext(db=pg_db))
+    assert ver.plan is not None and not ver.plan.ok and "live" in ver.plan.error
+    assert ver.result("plan").status == "could_not_run"
+    copied = run_checks(pg_db, NAMES, {"about_speed": True})
+    assert copied.plan.ok and copied.plan.total_cost > 0 and "Sort" in copied.plan.describe()
