@@ -251,3 +251,18 @@ def test_speed_request_plans_are_explained_in_copies_and_shown_to_the_judge(pg_d
     assert "Index Scan" in prompt.split("Plan of this SQL:")[1]  # the candidate's plan uses the new index
     assert "The request is about speed" in prompt
     assert db.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'events'").rows == [[1]]  # only the pkey
+
+
+def test_the_judge_hears_when_a_refuted_candidate_returned_the_same_rows(pg_db):
+    prompts: list[str] = []
+
+    def judge(messages):
+        prompts.append(user_text(messages))
+        return scores(3, "drops Chloe") if len(prompts) == 1 else scores(9, "ok")
+
+    script = leaf_script({"checks": []}, REWRITE.replace("COALESCE(", "coalesce("), REWRITE, JudgeScores=judge)
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    assert len(prompts) == 2 and "Other evidence" not in prompts[0]
+    assert ("- n0 (minimal edit of the original) returned the same results on every scenario and was refuted: "
+            in prompts[1]) and "drops Chloe" in prompts[1]
+    assert run.tree.nodes[run.final_node].input == {"strategy": "rewrite"}

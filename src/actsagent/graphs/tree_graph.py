@@ -434,7 +434,11 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     elif others and not _compare(rt, state, rec, others[-2:], changed):
         others = []  # the comparison failed: judge the candidate alone
     if not twins and not others:
-        _judge_alone(rt, state, rec, original, out)
+        refuted_twins = [f"{r.node} ({r.origin}) returned the same results on every scenario and was refuted: "
+                         + "; ".join(r.verdict.reasons)[:300] for r in cands.items
+                         if r.node != node.id and r.status == "refuted" and r.verification is not None
+                         and ver is not None and agree(ver, r.verification)]
+        _judge_alone(rt, state, rec, original, out, refuted_twins)
     for r in [rec, *changed]:
         cands.put(r)
         _mark(rt, state, tree, r)
@@ -447,9 +451,9 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
 
 
 def _judge_alone(rt: Runtime, state: TreeState, rec: CandidateRecord, original: Verification | None,
-                 out: GenerateSqlOutput) -> None:
+                 out: GenerateSqlOutput, context: list[str]) -> None:
     verdict = judge(JudgeInput(intent=state["intent"], sql=rec.sql, execution=out.execution,
-                               verification=rec.verification,
+                               verification=rec.verification, context=context,
                                original_plan=original.plan if original is not None else None), rt.ctx)
     if verdict.passed and verdict.method == "llm" and rec.verification is not None:
         evidence = confirming_checks(rec.verification, original)
