@@ -58,7 +58,9 @@ def _task_row(i: int, **kw) -> dict:
 def test_issue_sql_on_flash_tasks_matches_the_reference_run(tmp_path):
     ids = ["0", "1", "2", "6", "10"]
     report = run_benchmark("flash", IssueSqlSystem(), tmp_path / "out", ids=ids, workers=2, progress=False)
-    recs = {r["instance_id"]: r for r in _records(tmp_path / "out")}
+    raw = _records(tmp_path / "out")
+    assert all(type(r["instance_id"]) is int for r in raw)  # the flash file's id type, not text
+    recs = {str(r["instance_id"]): r for r in raw}
     assert sorted(recs) == sorted(ids)
     checks = _checks()
     for i in ids:
@@ -92,10 +94,22 @@ class ScriptedFixes:
         return SystemOutput(pred_sqls=fixes.get(task.instance_id, list(task.issue_sql)), llm_calls=1, tokens=10)
 
 
+def test_resume_accepts_ids_written_as_text_by_earlier_runs(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    old = {"instance_id": "6", "db_id": "student_club", "category": "Query", "system": "issue_sql",
+           "status": "passed", "passed": True, "total_s": 0.0}
+    (out / "results.jsonl").write_text(json.dumps(old) + "\n")
+    report = run_benchmark("flash", IssueSqlSystem(), out, ids=["6", "10"], workers=1, progress=False)
+    recs = _records(out)
+    assert [r["instance_id"] for r in recs] == ["6", 10]  # task 6 was not run again; task 10 was, with an int id
+    assert report.summary["tasks"] == 2 and report.summary["passed"] == 2
+
+
 def test_scripted_system_end_to_end(tmp_path, pg_admin_url):
     system = ScriptedFixes()
     report = run_benchmark("flash", system, tmp_path / "out", ids=["1", "10", "4"], workers=2, progress=False)
-    recs = {r["instance_id"]: r for r in _records(tmp_path / "out")}
+    recs = {str(r["instance_id"]): r for r in _records(tmp_path / "out")}
     assert recs["1"]["passed"] and recs["10"]["passed"] and not recs["4"]["passed"]
     assert all(ok for _, ok, _ in system.seen)
     assert report.summary["llm_calls_total"] == 3 and report.summary["tokens_per_task"] == 10
@@ -176,12 +190,12 @@ def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
         time.sleep(0.1)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    done_before = [json.loads(x)["instance_id"] for x in results.read_text().splitlines() if x.endswith("}")]
+    done_before = [str(json.loads(x)["instance_id"]) for x in results.read_text().splitlines() if x.endswith("}")]
     assert 3 <= len(done_before) < 10
     subprocess.run([sys.executable, str(script), str(root), str(out), "0", str(second_calls)], check=True,
                    timeout=300, capture_output=True)
     ids = [r["instance_id"] for r in _records(out)]
-    assert sorted(ids, key=int) == [str(i) for i in range(10)]  # every task exactly once
+    assert sorted(ids) == list(range(10))  # every task exactly once, with the task file's (int) ids
     resumed = second_calls.read_text().split()
     assert not set(resumed) & set(done_before)  # finished tasks were not redone
     assert sorted(resumed + done_before, key=int) == [str(i) for i in range(10)]

@@ -79,6 +79,34 @@ def test_psycopg2_compatibility(conn):
     assert perform_query_on_postgresql_databases("UPDATE t SET tag = 'y' WHERE id = 99", "x", conn)[0] is None
 
 
+def test_a_write_without_rows_yields_none_not_an_error(conn):
+    """The official helper fetches after every statement and takes "no rows to fetch" as None (June 2025)."""
+    cte_write = "WITH n AS (SELECT 200 AS id) INSERT INTO t (id, tag) SELECT id, 'cte' FROM n"
+    assert execute_queries([cte_write], "x", conn) == (None, False, False)
+    assert execute_queries(["SELECT 1; UPDATE t SET tag = 'z' WHERE id = 200"], "x", conn) == (None, False, False)
+    assert execute_queries(["SELECT tag FROM t WHERE id = 200"], "x", conn)[0] == [("z",)]  # both committed
+    rows, _ = perform_query_on_postgresql_databases("WITH d AS (DELETE FROM t WHERE id = 200 RETURNING id) "
+                                                    "SELECT count(*) FROM d", "x", conn)
+    assert rows == [(1,)]
+
+
+def test_a_prediction_ending_in_a_cte_write_is_scored_by_its_tests(pg_db_factory):
+    db = pg_db_factory(SETUP)
+    keys = ScoringKeys(instance_id="t1", sol_sql=["INSERT INTO t (id, tag) VALUES (300, 'new')"], test_cases=[
+        "def test_case(pred_sqls, sol_sqls, db_name, conn):\n"
+        "    assert pred_query_result is None\n"
+        "    rows = execute_queries(['SELECT tag FROM t WHERE id = 300'], db_name, conn)[0]\n"
+        "    assert rows == [('new',)], rows\n"])
+    task = _task(category="Management")
+    good = score(task, keys, ["WITH v AS (SELECT 300 AS id, 'new' AS tag) INSERT INTO t (id, tag) SELECT * FROM v"],
+                 db.url)
+    assert good.passed and good.status == "passed", good.messages
+    fresh = pg_db_factory(SETUP)  # score() runs in the copy it is given; the official flow uses a fresh one
+    wrong = score(task, keys, ["WITH v AS (SELECT 301 AS id) INSERT INTO t (id, tag) SELECT id, 'new' FROM v"],
+                  fresh.url)
+    assert wrong.status == "test_failed"  # the tests ran and judged it; it is not an execution error
+
+
 def test_ex_base_compares_row_sets_with_dates_as_strings(conn):
     as_text = "SELECT to_char(d, 'YYYY-MM-DD') FROM t WHERE id < 3 ORDER BY 1 DESC"
     assert ex_base(["SELECT d FROM t WHERE id < 3"], [as_text], "x", conn) == 1

@@ -177,7 +177,11 @@ def test_schema_comments_and_cache_refresh(pg_db_factory):
 
 
 def test_embedded_demo_database_is_loaded_once():
+    from actsagent.db.roles import READER
+
     db = open_database(None)
+    assert db.user == READER and not db.superuser  # queries run as the read-only role, not the superuser
+    assert db.execute("SELECT current_user").rows == [[READER]]
     counts = {t: db.execute(f"SELECT count(*) FROM {t}").rows[0][0]
               for t in ("customers", "orders", "order_items", "payments", "product_catalog", "employees")}
     assert counts["orders"] == 2500 and counts["customers"] == 400 and sum(counts.values()) > 5000

@@ -179,40 +179,227 @@ def test_hostile_corpus_sent_straight_through_the_role_changes_nothing(pg_db, ro
     """Defence in depth: every statement of the guard's hostile corpus, with the guard bypassed."""
     from hostile_corpus import load_corpus
 
-    def snapshot() -> tuple:
-        with psycopg.connect(pg_db.url) as admin:
-            return (admin.execute("SELECT * FROM customers ORDER BY id").fetchall(),
-                    admin.execute("SELECT * FROM orders ORDER BY id").fetchall(),
-                    admin.execute("SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                                  "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
-                                  "AND n.nspname NOT LIKE 'pg_temp%%' AND n.nspname NOT LIKE 'pg_toast_temp%%' "
-                                  "ORDER BY 1").fetchall(),
-                    admin.execute("SELECT rolname, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
-                                  "WHERE rolname = %s OR rolname = 'attacker'", [role_name]).fetchall(),
-                    admin.execute("SELECT last_value FROM customers_id_seq").fetchall())
-
     info = provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2)
-    before = snapshot()
-    succeeded = []
+    before = _snapshot(pg_db.url, role_name)
+    secrets = _server_secrets(pg_db.url)
+    succeeded, outputs = [], []
     for _, dialect, sql in load_corpus():
         if dialect != "postgres":
             continue
         conn = _as_role(info.url)  # a fresh session each time; closed without COMMIT
         try:
-            conn.execute(sql)
+            cur = conn.execute(sql)
             succeeded.append(sql)
+            while True:  # every result of a multi-statement text
+                if cur.description is not None:
+                    outputs.append(repr(cur.fetchall()))
+                if not cur.nextset():
+                    break
         except psycopg.Error:
             pass
         finally:
             conn.close()
-    assert snapshot() == before
+    assert _snapshot(pg_db.url, role_name) == before
     # some statements do run (SET, SHOW, EXPLAIN, LISTEN, reads of catalogs): none of them wrote data
     assert succeeded and not any(s.upper().startswith(("INSERT", "UPDATE", "DELETE", "TRUNCATE")) for s in succeeded)
+    # ... and none of them showed the server's files or password hashes
+    leaked = [s for s in secrets if any(s in out for out in outputs)]
+    assert not leaked, leaked
     # an ordinary role may change its own defaults (the corpus tries ALTER ROLE CURRENT_USER SET ...);
     # provisioning again resets them
     provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2)
     with _as_role(info.url) as conn:
         assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+
+
+def test_hostile_corpus_through_actsagent_on_the_embedded_default_changes_nothing(pg_db):
+    """The embedded default path (the reader role, SET LOCALs, rollback), guard off: no statement changes
+    anything or shows a server secret, and the role's own defaults stay as provisioned."""
+    from hostile_corpus import load_corpus
+
+    from actsagent.db import open_embedded
+    from actsagent.db.roles import READER
+
+    db = open_embedded(pg_db.name)
+    try:
+        before = _snapshot(pg_db.url, READER)
+        secrets = _server_secrets(pg_db.url)
+        outputs = []
+        for _, dialect, sql in load_corpus("postgres"):
+            res = db.execute(sql, timeout_s=0.5, read_only=False)  # read_only=False: not writable, still read-only
+            if res.ok:
+                outputs.append(repr(res.rows))
+        assert _snapshot(pg_db.url, READER) == before
+        assert not [s for s in secrets if any(s in out for out in outputs)]
+        res = db.execute("SELECT current_user, current_setting('default_transaction_read_only')")
+        assert res.rows == [[READER, "on"]]
+    finally:
+        db.close()
+
+
+def _snapshot(url: str, role: str) -> tuple:
+    with psycopg.connect(url) as admin:
+        return (admin.execute("SELECT * FROM customers ORDER BY id").fetchall(),
+                admin.execute("SELECT * FROM orders ORDER BY id").fetchall(),
+                admin.execute("SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                              "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
+                              "AND n.nspname NOT LIKE 'pg_temp%%' AND n.nspname NOT LIKE 'pg_toast_temp%%' "
+                              "ORDER BY 1").fetchall(),
+                admin.execute("SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolbypassrls FROM pg_roles "
+                              "WHERE rolname = %s OR rolname = 'attacker'", [role]).fetchall(),
+                admin.execute("SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
+                              "WHERE r.rolname = %s ORDER BY s.setdatabase", [role]).fetchall(),
+                admin.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchall(),
+                admin.execute("SELECT last_value FROM customers_id_seq").fetchall())
+
+
+def _server_secrets(url: str) -> list[str]:
+    """Strings no read-only session may ever see: the server's paths and any password hash."""
+    with psycopg.connect(url) as admin:
+        out = [admin.execute(f"SHOW {p}").fetchone()[0] for p in ("data_directory", "hba_file", "config_file")]
+        out += [r[0] for r in admin.execute("SELECT rolpassword FROM pg_authid WHERE rolpassword IS NOT NULL")]
+    return out
+
+
+def _probes(sibling_pid: int) -> list[str]:
+    """What a query could use to read the server's files and secrets or to disturb other sessions."""
+    return [
+        "SELECT pg_read_file('postgresql.conf')",
+        "SELECT pg_read_binary_file('PG_VERSION')",
+        "SELECT pg_ls_dir('.')",
+        "SELECT lo_import('/etc/passwd')",
+        "SELECT current_setting('data_directory')",
+        "SELECT current_setting('hba_file')",
+        "SELECT current_setting('config_file')",
+        "SELECT rolname, rolpassword FROM pg_authid",
+        "SELECT * FROM pg_statistic",
+        "SELECT txid_current()",  # assigns a transaction id even in a read-only transaction
+        "SELECT pg_current_xact_id()",
+        "SELECT pg_advisory_lock(1)",  # a session lock outlives the transaction
+        "SELECT pg_try_advisory_lock(7, 7)",
+        "SELECT set_config('app.tenant_id', '2', false)",
+        f"SELECT pg_terminate_backend({sibling_pid})",  # a sibling pooled connection of the same role
+        f"SELECT pg_cancel_backend({sibling_pid})",
+        "SELECT query FROM pg_stat_activity",
+        "SELECT * FROM pg_stat_get_activity(NULL)",
+        "SELECT pg_stat_get_backend_activity(1)",
+        "SET temp_file_limit = -1",
+        "COPY customers TO '/tmp/actsagent-stolen.csv'",
+    ]
+
+
+def test_leak_probes_are_refused_by_the_role_alone(pg_db, role_name):
+    info = provision_readonly_role(pg_db, role_name)
+    with _as_role(info.url) as sibling, _as_role(info.url) as conn:
+        pid = sibling.execute("SELECT pg_backend_pid()").fetchone()[0]
+        for sql in _probes(pid):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)
+        # pg_settings does not error: it hides the row
+        assert conn.execute("SELECT setting FROM pg_settings WHERE name = 'data_directory'").fetchall() == []
+        assert sibling.execute("SELECT 1").fetchone() == (1,)  # still alive
+    with psycopg.connect(pg_db.url) as admin:
+        assert admin.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone()[0] == 0
+
+
+def test_leak_probes_are_refused_on_the_embedded_default_path(pg_db):
+    """The same probes through actsagent's own path (guard off): typed permission errors, nothing else."""
+    from actsagent.db import ErrorClass, open_embedded
+
+    db = open_embedded(pg_db.name)
+    try:
+        with psycopg.connect(db.url, autocommit=True) as sibling:  # the reader, like a pooled sibling
+            pid = sibling.execute("SELECT pg_backend_pid()").fetchone()[0]
+            for sql in _probes(pid):
+                res = db.execute(sql)
+                assert not res.ok and res.error_class is ErrorClass.PERMISSION_DENIED, (sql, res)
+            assert sibling.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        db.close()
+
+
+def test_the_embedded_default_queries_as_the_reader_and_administers_as_superuser(pg_db):
+    from actsagent.db import ErrorClass, open_embedded
+    from actsagent.db.roles import READER
+    from actsagent.db.sandbox import sandbox
+
+    db = open_embedded(pg_db.name)
+    try:
+        assert db.user == READER and not db.superuser and db.admin_url == pg_db.url
+        assert db.execute("SELECT current_user, count(*) FROM customers").rows == [[READER, 3]]
+        assert db.execute("SHOW temp_file_limit").rows == [["256MB"]]  # the role's default; it may not SET it
+        assert db.execute("SHOW work_mem").rows == [[f"{db.limits.work_mem_mb}MB"]]  # SET LOCAL per query
+        res = db.execute("DELETE FROM orders", read_only=False)
+        assert res.error_class is ErrorClass.PERMISSION_DENIED
+        with sandbox(db) as copy:  # the disposable copy is made and used by the administrator
+            assert copy.superuser and copy.execute("DELETE FROM orders", read_only=False).ok
+            assert copy.execute("SELECT count(*) FROM orders").rows == [[0]]
+        assert db.execute("SELECT count(*) FROM orders").rows == [[4]]
+    finally:
+        db.close()
+
+
+def test_reader_grants_are_refreshed_and_concurrent_provisioning_is_safe(pg_db):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from actsagent.db import open_embedded
+    from actsagent.db.roles import READER, reader_url
+
+    with psycopg.connect(pg_db.url, autocommit=True) as admin:
+        admin.execute("CREATE SCHEMA later")
+        admin.execute("CREATE TABLE later.t AS SELECT 5 AS x")
+    with ThreadPoolExecutor(4) as pool:  # four processes opening the database at once
+        urls = list(pool.map(lambda _: reader_url(pg_db.url, refresh=True), range(4)))
+    assert len(set(urls)) == 1 and f"user={READER}" in urls[0]
+    db = open_embedded(pg_db.name)
+    try:
+        assert db.execute("SELECT x FROM later.t").rows == [[5]]
+        with psycopg.connect(pg_db.url, autocommit=True) as admin:  # a schema created after provisioning ...
+            admin.execute("CREATE SCHEMA later2")
+            admin.execute("CREATE TABLE later2.t AS SELECT 6 AS x")
+        assert db.execute("SELECT x FROM later2.t").error_class.value == "permission_denied"
+    finally:
+        db.close()
+    db = open_embedded(pg_db.name)  # ... is granted the next time the database is opened
+    try:
+        assert db.execute("SELECT x FROM later2.t").rows == [[6]]
+    finally:
+        db.close()
+
+
+def test_cli_db_load_refreshes_the_readers_grants(tmp_path, pg_admin_url):
+    from actsagent.cli import app
+    from actsagent.db import open_database
+    from actsagent.db.roles import READER
+
+    script = tmp_path / "two_schemas.sql"
+    script.write_text("CREATE SCHEMA sales;\nCREATE TABLE sales.deals (v int);\nINSERT INTO sales.deals VALUES (3);\n"
+                      "CREATE TABLE notes (t text);\nINSERT INTO notes VALUES ('x');\n")
+    res = CliRunner().invoke(app, ["db", "load", str(script), "--name", "two_schemas", "--replace", "--json"])
+    assert res.exit_code == 0, res.output
+    with psycopg.connect(pg_admin_url.replace("/postgres?", "/two_schemas?")) as admin:
+        assert admin.execute("SELECT has_table_privilege(%s, 'sales.deals', 'SELECT')", [READER]).fetchone()[0]
+    db = open_database("two_schemas")
+    try:
+        assert db.execute("SELECT current_user, (SELECT v FROM sales.deals), (SELECT t FROM notes)").rows == [
+            [READER, 3, "x"]]
+    finally:
+        db.close()
+
+
+def test_cli_db_status_says_which_role_queries_run_as(pg_db):
+    from actsagent.cli import app
+    from actsagent.db import open_embedded
+    from actsagent.db.roles import READER
+
+    open_embedded(pg_db.name).close()
+    res = CliRunner().invoke(app, ["db", "status", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["query_role"] == READER and data["query_role_superuser"] is False
+    assert pg_db.name in data["query_role_databases"] and data["admin_role"] == "postgres"
+    res = CliRunner().invoke(app, ["db", "status"])
+    assert f"queries run as: {READER} (read-only, not a superuser)" in res.stdout
 
 
 def test_only_the_chosen_schemas_are_readable(pg_db, role_name):

@@ -6,15 +6,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from copilot_script import ORDERS_BY_STATUS, copilot_model
+from web_server import LiveServer
 
 from actsagent.db import open_database
 from actsagent.web import create_app
@@ -34,31 +31,6 @@ def _chromium() -> str:
             pytest.fail(msg)
         pytest.skip(msg)
     return exe
-
-
-class _Server:
-    """uvicorn in a thread on a free loopback port."""
-
-    def __init__(self, app) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    access_log=False, lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.time() + 20
-        while not self.server.started:
-            if time.time() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the copilot server did not start")
-            time.sleep(0.05)
-        return f"http://127.0.0.1:{self.port}/"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +55,7 @@ def demo_db():
 @pytest.fixture(scope="module")
 def copilot_url(demo_db, tmp_path_factory) -> Iterator[str]:
     store = tmp_path_factory.mktemp("copilot") / "copilot.sqlite"
-    with _Server(create_app(db=demo_db, model=copilot_model(), store_path=store)) as url:
+    with LiveServer(create_app(db=demo_db, model=copilot_model(), store_path=store)) as url:
         yield url
 
 
@@ -186,7 +158,7 @@ def test_token_prompt_and_no_llm_banner(browser, demo_db, tmp_path):
     from playwright.sync_api import expect
 
     app = create_app(db=demo_db, model=None, store_path=tmp_path / "c.sqlite", token="open-sesame")
-    with _Server(app) as url:
+    with LiveServer(app) as url:
         ctx = browser.new_context()
         page = ctx.new_page()
         page.set_default_timeout(WAIT_MS)

@@ -32,6 +32,7 @@ from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.tree import PlanTree
 from actsagent.graphs.tree_graph import TreeState, build_tree_graph, check_plan, initial_state
 from actsagent.graphs.variants import run_regenerate, run_single_shot
+from actsagent.llm.tracing import run_inputs, run_outputs, traced
 from actsagent.tools import ToolContext
 from actsagent.tools.run_sql import execute_statements
 from actsagent.tools.verify import Verification
@@ -43,6 +44,7 @@ _NO_LLM_NOTE = ("no LLM configured: ran the LLM-free fallback (run, SafeQL refin
                 "an LLM would add ambiguity detection, repair from clause evidence and judging")
 
 
+@traced("actsagent.repair", inputs=run_inputs, outputs=run_outputs)
 def repair(intent: str, sql: str | list[str] | None, db: Database, *, mode: Mode = "tree", model: Any = None,
            policy: Any = None, budget: Budget | None = None, interactive: bool = False, thread_id: str | None = None,
            on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None,
@@ -91,6 +93,7 @@ def _repair(rt: Runtime, notes: list[str], intent: str, sql: str | list[str] | N
     return run
 
 
+@traced("actsagent.ask", inputs=run_inputs, outputs=run_outputs)
 def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, budget: Budget | None = None,
         interactive: bool = False, thread_id: str | None = None, mode: Mode = "tree",
         on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None,
@@ -129,6 +132,7 @@ def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, b
     return run
 
 
+@traced("actsagent.resume", inputs=run_inputs, outputs=run_outputs)
 def resume(thread_id: str, answer: str, db: Database, *, model: Any = None, policy: Any = None,
            budget: Budget | None = None, on_event: Callable[[AgentEvent], None] | None = None,
            checkpointer: Any = None, verify_copies: bool | None = None) -> AgentRun:
@@ -243,7 +247,11 @@ def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, inter
         from actsagent.llm import LLMConfig, RoleModels, get_chat_model
 
         model = get_chat_model(LLMConfig.from_env(models=RoleModels(planner=model, tools=model, judge=model)))
-    elif model is None:
+    elif model is not None:  # a ChatModel, or a LangChain chat model (or role mapping of them) to wrap
+        from actsagent.llm.langchain_model import as_chat_model
+
+        model = as_chat_model(model)
+    else:
         from actsagent.llm import get_chat_model
 
         model = get_chat_model()

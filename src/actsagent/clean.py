@@ -10,19 +10,22 @@ the question. Every verdict carries its evidence. Results are appended one JSON 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import threading
 import time
+from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from actsagent.db import Database, DbError, QueryResult, open_database
-from actsagent.errors import ActsagentError, UserError
+from actsagent.errors import ActsagentError, LLMUnavailable, UserError
 from actsagent.reporting import Report, ReportTable, ResultLog
 
 Verdict = Literal["kept", "repaired", "rejected"]
@@ -34,6 +37,7 @@ Verdict = Literal["kept", "repaired", "rejected"]
 MAX_EDIT_DISTANCE = 0.5
 MIN_NAME_SIMILARITY = 0.75
 LEXICAL_OPERATORS = frozenset({"attribute", "relation", "function", "value", "mismatch"})
+MAX_REASON = 500  # characters of an error kept as a rejection reason
 
 
 class CleanPair(BaseModel):
@@ -41,6 +45,7 @@ class CleanPair(BaseModel):
     question: str
     sql: str
     db: str
+    problem: str | None = None  # why the row cannot be cleaned: it is rejected as it is and the batch goes on
 
 
 class CleanResult(BaseModel):
@@ -57,46 +62,153 @@ class CleanResult(BaseModel):
 
 
 # --------------------------------------------------------------------------- input
+# What the file as a whole gets wrong (missing, not JSONL/CSV at all, no pairs, ids that are not unique)
+# stops the run with one line; what one row gets wrong (a line that is not JSON, a field that is not
+# text, a missing field, bytes that are not UTF-8) rejects that pair with its reason, like a bad SQL.
+
+FIELDS = {"question": ("question",), "sql": ("sql", "SQL"), "db": ("db", "db_id", "database")}
+CSV_FIELD_LIMIT = 2**31 - 1  # Python's csv stops at 128 KB per field by default; long SQL is still a pair
+
+
+class _Row(NamedTuple):
+    n: int                      # 1-based among non-blank rows: the id of a row without one
+    where: str                  # "line 3": where the row starts in the file, for messages
+    data: dict[str, Any] | None
+    problem: str | None = None
+
 
 def read_pairs(path: str | Path, *, default_db: str | None = None) -> list[CleanPair]:
     """JSONL or CSV with ``question``, ``sql`` and ``db`` (a path, URL or embedded name) per row."""
     p = Path(path)
+    if p.is_dir():
+        raise UserError(f"{p} is a folder: give a .jsonl or .csv file of pairs")
     if not p.is_file():
         raise UserError(f"input file not found: {p}")
     suffix = p.suffix.lower()
-    rows: list[dict[str, Any]] = []
     if suffix in (".jsonl", ".ndjson"):
-        with p.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        raise UserError(f"{p}:{n}: not JSON ({e.msg})") from e
+        rows = _jsonl_rows(p)
+        if rows and all(r.data is None for r in rows):
+            why = "binary data" if _looks_binary(p) else f"{rows[0].where}: {rows[0].problem}"
+            raise UserError(f"{p}: not a JSONL file of pairs ({why})")
     elif suffix == ".csv":
-        with p.open(encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = _csv_rows(p)
     else:
         raise UserError(f"{p}: give a .jsonl or .csv file")
-    pairs, problems = [], []
-    for n, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            problems.append(f"row {n}: not an object")
-            continue
-        question, sql = (row.get("question") or "").strip(), (row.get("sql") or row.get("SQL") or "").strip()
-        db = str(row.get("db") or row.get("db_id") or row.get("database") or default_db or "").strip()
-        missing = [k for k, v in (("question", question), ("sql", sql), ("db", db)) if not v]
-        if missing:
-            problems.append(f"row {n}: missing {', '.join(missing)}")
-            continue
-        pairs.append(CleanPair(id=str(row.get("id", n)), question=question, sql=sql, db=_resolve_db(db, p.parent)))
-    if problems:
-        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-        raise UserError(f"{p}: {shown}")
-    ids = [x.id for x in pairs]
-    if len(set(ids)) != len(ids):
-        raise UserError(f"{p}: ids are not unique")
+    if not rows:
+        raise UserError(f"{p}: no pairs in the file")
+    pairs = [_pair(r, default_db, p.parent) for r in rows]
+    dup = sorted(k for k, v in Counter(x.id for x in pairs).items() if v > 1)
+    if dup:
+        raise UserError(f"{p}: ids are not unique ({', '.join(map(repr, dup[:5]))}"
+                        f"{f' and {len(dup) - 5} more' if len(dup) > 5 else ''}): verdicts are kept by id")
     return pairs
+
+
+def _jsonl_rows(p: Path) -> list[_Row]:
+    rows: list[_Row] = []
+    data = p.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is not part of the first line
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        n, where = len(rows) + 1, f"line {no}"
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            rows.append(_Row(n, where, None, f"not UTF-8 text (byte {raw[e.start]:#04x} at column {e.start + 1})"))
+            continue
+        except json.JSONDecodeError as e:
+            rows.append(_Row(n, where, None, f"not JSON ({e.msg} at column {e.colno})"))
+            continue
+        except RecursionError:
+            rows.append(_Row(n, where, None, "not JSON (nested too deeply)"))
+            continue
+        rows.append(_Row(n, where, obj, None) if isinstance(obj, dict) else
+                    _Row(n, where, None, f"{_kind(obj)}, not a JSON object"))
+    return rows
+
+
+def _csv_rows(p: Path) -> list[_Row]:
+    # undecodable bytes become lone surrogates, so one bad row is rejected instead of the whole file
+    text = p.read_bytes().decode("utf-8-sig", errors="surrogateescape")
+    csv.field_size_limit(CSV_FIELD_LIMIT)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows: list[_Row] = []
+    try:
+        header = [h.strip() for h in next(reader, [])]
+        lacking = [f for f in ("question", "sql") if not set(FIELDS[f]).intersection(header)]
+        if lacking:
+            shown = ", ".join(repr(_printable(h)[:40]) for h in header[:8]) or "nothing"
+            why = "binary data" if _looks_binary(p) else \
+                f"the header has no {' or '.join(lacking)} column; found {shown}"
+            raise UserError(f"{p}: not a CSV file of pairs ({why})")
+        start = reader.line_num + 1
+        for record in reader:
+            if any(f.strip() for f in record):
+                rows.append(_Row(len(rows) + 1, f"line {start}", dict(zip(header, record))))
+            start = reader.line_num + 1
+    except csv.Error as e:
+        raise UserError(f"{p}:{reader.line_num}: not CSV ({e})") from e
+    return rows
+
+
+def _pair(row: _Row, default_db: str | None, base: Path) -> CleanPair:
+    """The pair of one row, or its text and why it is rejected (every stored string is valid UTF-8)."""
+    data = row.data or {}
+    raw_id = data.get("id")
+    problems = [row.problem] if row.problem else []
+    pid = str(row.n)
+    if isinstance(raw_id, str | int | float) and not isinstance(raw_id, bool) and raw_id != "":
+        pid = str(raw_id)
+    elif raw_id not in (None, ""):
+        problems.append(f"id is {_kind(raw_id)}, not text or a number")
+    values: dict[str, str] = {}
+    missing = []
+    for field, names in FIELDS.items() if row.data is not None else ():
+        value = next((data[k] for k in names if data.get(k) not in (None, "")), None)
+        if value is None and field == "db":
+            value = default_db
+        if isinstance(value, str) and value.strip():
+            values[field] = value.strip()
+            if _has_surrogates(value):
+                problems.append(f"{field} is not UTF-8 text")
+            elif field == "db" and any(ord(c) < 32 for c in value):
+                problems.append("db has control characters: not a path, URL or database name")
+        elif value is None or isinstance(value, str):
+            missing.append(field)
+        else:
+            values[field] = json.dumps(value, ensure_ascii=False, default=str)
+            problems.append(f"{field} is {_kind(value)}, not text")
+    if missing:
+        problems.append(f"missing {', '.join(missing)}")
+    if _has_surrogates(pid):
+        problems.append("id is not UTF-8 text")
+    if problems:
+        return CleanPair(id=_printable(pid), question=_printable(values.get("question", "")),
+                         sql=_printable(values.get("sql", "")), db=_printable(values.get("db", "")),
+                         problem=f"{row.where}: {'; '.join(problems)}")
+    return CleanPair(id=pid, question=values["question"], sql=values["sql"], db=_resolve_db(values["db"], base))
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _looks_binary(p: Path) -> bool:
+    with p.open("rb") as f:
+        return b"\0" in f.read(8192)
+
+
+def _has_surrogates(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def _printable(text: str) -> str:
+    """``text`` with undecodable bytes (``\\xe9``) and lone surrogates spelled as escapes, so it can be written out."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte (a JSON "\\ud800" escape)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _resolve_db(db: str, base: Path) -> str:
@@ -104,7 +216,10 @@ def _resolve_db(db: str, base: Path) -> str:
     if "://" in db or "=" in db:
         return db
     cand = base / db
-    return str(cand.resolve()) if cand.exists() else db
+    try:
+        return str(cand.resolve()) if cand.exists() else db
+    except (OSError, ValueError):  # a name too long for a path: opening it fails for this pair alone
+        return db
 
 
 # --------------------------------------------------------------------------- one pair
@@ -139,16 +254,27 @@ class Cleaner:
             db.close()
 
     def run(self, pair: CleanPair) -> CleanResult:
+        """The verdict of one pair; nothing one pair brings (bad input, a corrupt database) stops the batch.
+
+        Only a missing LLM is raised: every later pair would fail the same way, and a rerun resumes them.
+        """
         t0 = time.perf_counter()
         base = dict(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
-        try:
-            db = self.db(pair.db)
-        except ActsagentError as e:
-            return CleanResult(**base, verdict="rejected", method="none", reason=f"database unavailable: {e}",
-                               elapsed_s=round(time.perf_counter() - t0, 3))
-        res = self._decide_llm(pair, db) if self.use_llm else self._decide(pair, db)
-        res.elapsed_s = round(time.perf_counter() - t0, 3)
-        return res
+        reason = f"bad input: {pair.problem}" if pair.problem else None
+        if reason is None:
+            try:
+                db = self.db(pair.db)
+                res = self._decide_llm(pair, db) if self.use_llm else self._decide(pair, db)
+                res.elapsed_s = round(time.perf_counter() - t0, 3)
+                return res
+            except LLMUnavailable:
+                raise
+            except (ActsagentError, OSError) as e:  # missing, corrupt or unreachable database
+                reason = f"database unavailable: {e}"
+            except Exception as e:  # a bug met on this pair: recorded with the pair, the others go on
+                reason = f"internal error: {type(e).__name__}: {e}"
+        return CleanResult(**base, verdict="rejected", method="none", reason=_printable(reason[:MAX_REASON]),
+                           elapsed_s=round(time.perf_counter() - t0, 3))
 
     def _exec(self, db: Database, sql: str):
         return self._run_guarded(db, sql, self._policy) if self._run_guarded else db.execute(sql, read_only=True)
@@ -168,7 +294,8 @@ class Cleaner:
             return CleanResult(**base, verdict="rejected", reason=_reason(first), evidence=evidence)
         from actsagent.safeql import RefineOptions
 
-        ref = self._refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s))
+        ref = self._refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s),
+                           check=self._guard_hook(db.dialect))
         evidence["safeql"] = {"status": ref.status, "why": ref.why, "candidates_explored": ref.candidates_explored,
                               "edits": [{"operator": e.operator, "reason": e.reason, "before": e.before,
                                          "after": e.after} for e in ref.edits]}
@@ -186,6 +313,18 @@ class Cleaner:
             return CleanResult(**base, verdict="kept", evidence=evidence | {"warning": "empty result"})
         return CleanResult(**base, verdict="rejected", method="safeql",
                            reason=f"{_reason(first)}; SafeQL: {gate or ref.why or ref.status}", evidence=evidence)
+
+    def _guard_hook(self, dialect: str):
+        """The guard as SafeQL's pre-execution hook: no candidate it refuses reaches the database."""
+        if self._policy is None:
+            return None
+        from actsagent.guard import check_sql, rejection_error
+
+        def check(sql: str) -> DbError | None:
+            verdict = check_sql(sql, dialect, self._policy)
+            return None if verdict.ok else rejection_error(verdict)
+
+        return check
 
     def _gate(self, original: str, ref: Any, dialect: str) -> str | None:
         """Why a SafeQL repair is too far from the original to trust without a judge, or None."""
@@ -211,6 +350,10 @@ class Cleaner:
 
         base = dict(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
         run = repair(pair.question, pair.sql, db, mode=self.mode, model=self.model, policy=self._policy)
+        # the agent reports a provider that failed for good as a note (agent.repair): not this pair's verdict
+        down = next((n for n in run.notes if n.startswith("LLM provider failed")), None)
+        if run.status == "failed" and down:
+            raise LLMUnavailable(down.split("; completed steps", 1)[0])
         final = ";\n".join(run.final_sql_statements) if run.final_sql_statements else None
         evidence = {"agent_status": run.status, "verdict": run.verdict, "notes": run.notes[:5],
                     "usage": run.usage.model_dump(), "execution": _describe(run.result) if run.result else None}
@@ -291,13 +434,13 @@ def clean_file(input_path: str | Path, out_path: str | Path, *, workers: int = 2
     """Clean every pair of ``input_path`` into ``out_path`` (JSONL, resumable) and write a summary beside it."""
     pairs = read_pairs(input_path, default_db=default_db)
     out = Path(out_path)
-    log = ResultLog(out, key="id")
+    log = _verdict_log(out, Path(input_path))
     pending = log.pending(pairs, lambda p: p.id)
     cleaner = Cleaner(use_llm=use_llm, model=model, mode=mode)
     try:
         columns = [TextColumn("[bold]clean"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                    TimeElapsedColumn(), TimeRemainingColumn()]
-        with Progress(*columns, disable=not progress) as bar, \
+        with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar, \
                 ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="clean") as pool:
             job = bar.add_task("clean", total=len(pairs), completed=len(pairs) - len(pending), info="")
             queue, running = list(pending), {}
@@ -321,6 +464,28 @@ def clean_file(input_path: str | Path, out_path: str | Path, *, workers: int = 2
                       notes=cleaner.notes)
     report.write(out.parent, stem=f"{out.stem}_summary")
     return report
+
+
+def _verdict_log(out: Path, input_path: Path) -> ResultLog:
+    """The verdicts file to append to; refused when appending would spoil a file that holds something else."""
+    if out.is_dir():
+        raise UserError(f"{out} is a folder: give --out a .jsonl file for the verdicts")
+    if out.exists():
+        if out.resolve() == input_path.resolve():
+            raise UserError(f"{out} is the input file: give --out another file for the verdicts")
+        for no, line in enumerate(out.read_bytes().splitlines(keepends=True), 1):
+            if not line.strip() or not line.endswith(b"\n"):
+                continue  # blank, or cut by a crash (redone)
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):
+                rec = None
+            if not (isinstance(rec, dict) and "id" in rec and rec.get("verdict") in ("kept", "repaired", "rejected")):
+                raise UserError(f"{out} holds something other than verdicts (line {no}): give --out another file")
+    try:
+        return ResultLog(out, key="id")
+    except OSError as e:
+        raise UserError(f"cannot write the verdicts to {out}: {e.strerror or e}") from e
 
 
 def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_llm: bool, workers: int,

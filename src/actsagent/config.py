@@ -31,7 +31,20 @@ def default_model_path() -> str | None:
 
 
 class Limits(BaseModel, frozen=True):
-    """Bounds every execution obeys; the database enforces the timeout, the fetch the row cap."""
+    """Bounds every execution obeys, so one hostile query cannot take the machine.
+
+    The server enforces the statement timeout, ``work_mem`` and ``temp_file_limit`` (per transaction
+    on a superuser connection; through the role's defaults on the read-only role, which may not SET
+    it); the client enforces the row and byte caps in an incremental fetch and the same deadline
+    (a result that is slow to transfer is cut too). On the embedded server a watchdog also cancels a
+    query whose backend holds more than ``max_server_memory_mb`` of private memory (work_mem does not
+    bound an aggregate such as string_agg). ``connect_timeout_s`` makes an unreachable server fail fast.
+    """
 
     statement_timeout_s: float = Field(default=5.0, gt=0)
     max_rows: int = Field(default=1000, gt=0)
+    max_result_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
+    work_mem_mb: int = Field(default=16, ge=1, le=2048)
+    temp_file_limit_mb: int = Field(default=256, ge=1)
+    max_server_memory_mb: int = Field(default=256, ge=16)
+    connect_timeout_s: float = Field(default=3.0, gt=0)

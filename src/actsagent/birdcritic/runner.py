@@ -25,9 +25,9 @@ from psycopg import sql as pgsql
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from actsagent.birdcritic.scorer import ScoringKeys, load_scoring_keys, score
+from actsagent.birdcritic.scorer import ScoreResult, ScoringKeys, load_scoring_keys, score
 from actsagent.birdcritic.systems import System, SystemOutput
-from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks
+from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks, native_ids
 from actsagent.birdcritic.templates import (
     TemplateInfo,
     admin_url,
@@ -84,8 +84,10 @@ class TaskRunner:
     """Everything one task needs; the keys stay here and only reach ``score``."""
 
     def __init__(self, system: System, templates: dict[str, TemplateInfo], keys: dict[str, ScoringKeys],
-                 extensions: set[str], *, scorer_variant: str = "official") -> None:
+                 extensions: set[str], *, scorer_variant: str = "official",
+                 ids: dict[str, int | str] | None = None) -> None:
         self.system = system
+        self.ids = ids or {}  # the task file's id type for the record (ints in flash)
         self.scorer_variant = scorer_variant
         self.templates = templates
         self._keys = keys
@@ -115,40 +117,51 @@ class TaskRunner:
             msg = f"{type(e).__name__}: {e}"
             return SystemOutput(pred_sqls=[], notes=[f"system error: {msg}"]), msg
 
+    def base_record(self, task: PublicTask) -> dict[str, Any]:
+        """The fields every result line starts with; the id keeps the task file's type (ints in flash)."""
+        return {"instance_id": self.ids.get(task.instance_id, task.instance_id), "db_id": task.db_id,
+                "category": task.category, "efficiency": task.efficiency, "system": self.system.name}
+
+    def solve(self, task: PublicTask) -> tuple[SystemOutput, str | None, str | None]:
+        """The system's answer, worked out in its own copy with preprocess applied.
+
+        Returns (output, system error, preprocess error); call only for supported tasks.
+        """
+        url = self.templates[task.db_id].url
+        assert url is not None
+        if not getattr(self.system, "uses_database", True):
+            return (*self._solve(task, None, ""), None)
+        with sandbox(url, limits=SOLVE_LIMITS, name=_copy_name(task.db_id)) as work:
+            pre = work.execute_script(task.preprocess_sql, timeout_s=60) if task.preprocess_sql else []
+            pre_error = next((r.describe() for r in pre if not r.ok), None)
+            try:
+                schema_text = work.schema(refresh=True).render()
+            except Exception as e:  # noqa: BLE001 - introspection trouble must not kill the run
+                schema_text = f"-- schema unavailable: {e}"
+            return (*self._solve(task, work, schema_text), pre_error)
+
+    def score_prediction(self, task: PublicTask, pred_sqls: list[str]) -> ScoreResult | None:
+        """Score ``pred_sqls`` in a fresh copy, exactly like the official flow; None without scoring keys."""
+        keys = self._keys.get(task.instance_id)
+        url = self.templates[task.db_id].url
+        if keys is None or url is None:
+            return None
+        with sandbox(url, name=_copy_name(task.db_id)) as fresh:
+            fresh.close()  # the scorer opens its own psycopg2-like connection
+            return score(task, keys, pred_sqls, fresh.url, variant=self.scorer_variant)
+
     def run(self, task: PublicTask) -> dict[str, Any]:
         start = time.perf_counter()
-        rec: dict[str, Any] = {"instance_id": task.instance_id, "db_id": task.db_id, "category": task.category,
-                               "efficiency": task.efficiency, "system": self.system.name}
+        rec = self.base_record(task)
         reason = self.unsupported_reason(task)
         if reason is not None:
             return rec | {"status": "unsupported", "passed": False, "reason": reason, "total_s": 0.0,
                           "llm_calls": 0, "tokens": 0}
-        url = self.templates[task.db_id].url
-        assert url is not None
-        # 1. the system works in its own copy, preprocess applied
         t0 = time.perf_counter()
-        pre_error = None
-        if getattr(self.system, "uses_database", True):
-            with sandbox(url, limits=SOLVE_LIMITS, name=_copy_name(task.db_id)) as work:
-                pre = work.execute_script(task.preprocess_sql, timeout_s=60) if task.preprocess_sql else []
-                pre_error = next((r.describe() for r in pre if not r.ok), None)
-                try:
-                    schema_text = work.schema(refresh=True).render()
-                except Exception as e:  # noqa: BLE001 - introspection trouble must not kill the run
-                    schema_text = f"-- schema unavailable: {e}"
-                out, system_error = self._solve(task, work, schema_text)
-        else:
-            out, system_error = self._solve(task, None, "")
+        out, system_error, pre_error = self.solve(task)
         solve_s = time.perf_counter() - t0
-        # 2. scoring in a fresh copy, exactly like the official flow
         t1 = time.perf_counter()
-        keys = self._keys.get(task.instance_id)
-        if keys is None:
-            result = None
-        else:
-            with sandbox(url, name=_copy_name(task.db_id)) as fresh:
-                fresh.close()  # the scorer opens its own psycopg2-like connection
-                result = score(task, keys, out.pred_sqls, fresh.url, variant=self.scorer_variant)
+        result = self.score_prediction(task, out.pred_sqls)
         score_s = time.perf_counter() - t1
         rec |= {
             "status": "passed" if result and result.passed else ("error" if result is None else "failed"),
@@ -165,6 +178,16 @@ class TaskRunner:
             "total_s": round(time.perf_counter() - start, 3),
         }
         return rec
+
+
+def make_task_runner(task_set: str, system: System, tasks: list[PublicTask], *, root: Path | None = None,
+                     scorer_variant: str = "official") -> TaskRunner:
+    """A runner for ``tasks``: their template databases built, copies of killed runs dropped, keys loaded."""
+    admin = admin_url()
+    drop_orphan_copies(admin)
+    templates = ensure_templates(sorted({t.db_id for t in tasks}), admin=admin, root=root)
+    return TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(admin),
+                      scorer_variant=scorer_variant, ids=native_ids(task_set, root))
 
 
 def run_benchmark(task_set: str, system: System, out_dir: str | Path, *, workers: int = 2,
@@ -203,11 +226,7 @@ def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask
     _check_same_system(log, system.name)
     pending = log.pending(tasks, lambda t: t.instance_id)
     if pending:
-        admin = admin_url()
-        drop_orphan_copies(admin)
-        templates = ensure_templates([t.db_id for t in pending], admin=admin, root=root)
-        runner = TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(admin),
-                            scorer_variant=scorer_variant)
+        runner = make_task_runner(task_set, system, pending, root=root, scorer_variant=scorer_variant)
         _run_pool(runner, pending, log, workers=max(1, workers), progress=progress, total=len(tasks))
     records = {str(r["instance_id"]): r for r in log.records()}
     chosen = [records[t.instance_id] for t in tasks if t.instance_id in records]

@@ -131,7 +131,12 @@ class CompatConnection:
 # --------------------------------------------------------------------------- helpers the tests call
 
 def perform_query_on_postgresql_databases(query: str, db_name: str, conn: CompatConnection | None = None):
-    """Run one statement and commit; return ``(rows or None, conn)``; errors roll back and propagate."""
+    """Run one statement and commit; return ``(rows or None, conn)``; errors roll back and propagate.
+
+    Whatever the statement, up to ``MAX_ROWS`` rows are fetched, and a statement that yields no
+    rows (an INSERT, or a ``WITH ... INSERT`` without RETURNING) gives ``None``, as in the official
+    helper since June 2025; it used to fetch only after SELECT/WITH and then failed such writes.
+    """
     if conn is None:
         conn = _default_connection()
     cur = conn.cursor()
@@ -140,13 +145,9 @@ def perform_query_on_postgresql_databases(query: str, db_name: str, conn: Compat
         cur.execute(f"SET statement_timeout = '{timeout}'")
         cur.execute(query)
         conn.commit()
-        head = query.strip().lower()
-        if head.startswith(("select", "with")):
-            rows = cur.fetchmany(MAX_ROWS + 1)[:MAX_ROWS]
-            return rows, conn
         try:
-            return cur.fetchall(), conn
-        except psycopg.ProgrammingError:
+            return cur.fetchmany(MAX_ROWS + 1)[:MAX_ROWS], conn
+        except psycopg.ProgrammingError:  # the statement produced no rows
             return None, conn
     except Exception:
         conn.rollback()

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from actsagent.birdcritic.tasks import BASELINE_FILES, PublicTask, data_dir
 from actsagent.db.base import Database
@@ -25,6 +25,7 @@ class SystemOutput(BaseModel):
     tokens: int = 0
     cost_usd: float = 0.0
     notes: list[str] = []
+    trace: Any = Field(default=None, exclude=True)  # the system's own run record (the agent's AgentRun), not logged
 
 
 @runtime_checkable
@@ -136,7 +137,7 @@ class AgentSystem:
         calls, tokens, cost = usage_numbers(getattr(run, "usage", None))
         notes = [f"agent status: {getattr(run, 'status', '?')}", *[str(n)[:300] for n in getattr(run, "notes", [])[:5]]]
         return SystemOutput(pred_sqls=list(run.final_sql_statements), llm_calls=calls, tokens=tokens, cost_usd=cost,
-                            notes=notes)
+                            notes=notes, trace=run)
 
 
 def join_statements(stmts: list[str]) -> str:
@@ -161,10 +162,16 @@ def usage_numbers(usage: Any) -> tuple[int, int, float]:
     return int(calls or 0), int(tokens or 0), float(get("cost_usd", 0.0) or 0.0)
 
 
-def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root: Path | None = None):
+def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root: Path | None = None,
+                model: Any = None):
     """``issue_sql`` | ``gold`` | ``baseline:<model>`` | ``acts:tree|linear|regenerate[@model]`` |
-    ``single_shot[@model]``."""
-    name, _, model = spec.partition("@")
+    ``single_shot[@model]``. ``model``, a chat model object, serves an agent system instead of the
+    configured one (e.g. with a record/replay cache); the system keeps ``spec`` as its name."""
+    name, _, model_name = spec.partition("@")
+    if model is not None and (name.startswith("acts:") or name == "single_shot"):
+        system = AgentSystem(name.split(":", 1)[1] if ":" in name else name, model)
+        system.name = spec
+        return system
     if name == "issue_sql":
         return IssueSqlSystem()
     if name == "gold":
@@ -175,8 +182,8 @@ def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root
     if name.startswith("baseline:"):
         return BaselineSystem(spec.split(":", 1)[1], task_set, root=root)
     if name.startswith("acts:"):
-        return AgentSystem(name.split(":", 1)[1], model or None)
+        return AgentSystem(name.split(":", 1)[1], model_name or None)
     if name == "single_shot":
-        return AgentSystem("single_shot", model or None)
+        return AgentSystem("single_shot", model_name or None)
     raise UserError(f"unknown system {spec!r}: use issue_sql, baseline:<model>, acts:tree, acts:linear, "
                     "acts:regenerate or single_shot (optionally @model)")

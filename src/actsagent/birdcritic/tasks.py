@@ -90,6 +90,15 @@ def _public(row: dict) -> PublicTask:
     return PublicTask(**fields)
 
 
+def native_ids(task_set: str, root: Path | None = None) -> dict[str, int | str]:
+    """The task file's own ids (ints in flash, strings such as ``PostgreSQL_0`` elsewhere) by their text.
+
+    ``PublicTask.instance_id`` is always text; results are written with the file's type so they join
+    with other tools' outputs on the same file.
+    """
+    return {str(r["instance_id"]): r["instance_id"] for r in iter_rows(task_file(task_set, root))}
+
+
 def load_tasks(task_set: str, *, root: Path | None = None, ids: list[str] | None = None,
                limit: int | None = None) -> list[PublicTask]:
     """Public tasks of a set, in file order; ``ids`` selects, ``limit`` truncates."""

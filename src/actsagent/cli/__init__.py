@@ -12,12 +12,22 @@ import sys
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+from actsagent.cli._common import CheckedGroup, SettingOption, db_app  # modules add `actsagent db ...` commands to db_app
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=CheckedGroup,
                   help="actsagent: make LLM-written SQL correct and safe.")
 
-from actsagent.cli._common import db_app  # noqa: E402  (modules add `actsagent db ...` commands to it)
-
 app.add_typer(db_app, name="db")
+
+
+@app.callback()
+def _global_options(setting: list[str] = SettingOption) -> None:
+    # options for every command (the app's help text stays the one given to typer.Typer above)
+    from actsagent.db.connect import set_default_settings
+    from actsagent.db.settings import parse_assignments
+
+    set_default_settings(parse_assignments(setting or []))  # also reset: tests run many commands in one process
+
 
 for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if not _mod.startswith("_"):
@@ -29,9 +39,10 @@ for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
 def main() -> None:
     import logging
 
-    from actsagent.cli._common import run_app
+    from actsagent.cli._common import run_app, show_warnings
 
     # sqlglot logs a warning for every statement it keeps as an opaque Command (function bodies, DO
     # blocks); actsagent reports what it could not parse itself, so the CLI keeps that log quiet.
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    show_warnings()
     sys.exit(run_app(app))

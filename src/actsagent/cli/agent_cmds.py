@@ -38,7 +38,10 @@ def repair_cmd(intent: str = typer.Option(..., "--intent", "-i", help="what the 
             raise UserError("give --sql or --sql-file, not both")
         if not sql_file.is_file():
             raise UserError(f"no such file: {sql_file}")
-        sql = sql_file.read_text(encoding="utf-8")
+        try:
+            sql = sql_file.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise UserError(f"{sql_file}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})") from e
     if not sql or not sql.strip():
         raise UserError("no SQL given: pass --sql or --sql-file (or use `actsagent ask` to start from a question)")
     _run(lambda **kw: _agent().repair(intent, sql, **kw), db, mode=mode, sandbox=sandbox, interactive=interactive,

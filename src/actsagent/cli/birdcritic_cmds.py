@@ -1,4 +1,4 @@
-"""``actsagent birdcritic``: run a system on BIRD-CRITIC, or validate the scorer."""
+"""``actsagent birdcritic``: run a system on BIRD-CRITIC, compare runs, or validate the scorer."""
 
 from __future__ import annotations
 
@@ -53,6 +53,32 @@ def validate_cmd(
 
     report = validate(out, sets=sets, workers=workers, limit=limit, baselines=baselines)
     print_summary(report.summary, json_out=False, footer=f"report: {out}")
+
+
+@bc.command("compare")
+def compare_cmd(
+    runs: list[Path] = typer.Argument(..., help="output folders of `actsagent birdcritic run` (two or more)"),
+    out: Path = typer.Option(Path("birdcritic_compare"), "--out",
+                             help="folder for compare.json/.md, compare_data.json and compare_by_category.png"),
+    json_out: bool = typer.Option(False, "--json", help="print the comparison as JSON"),
+) -> None:
+    """Runs side by side on their shared tasks: passed overall and per category, cost, time, tasks won and lost."""
+    from rich.markup import escape
+
+    from actsagent.birdcritic.compare import compare, write
+    from actsagent.cli._common import console, err_console, print_json, rows_table
+
+    result = compare(runs)
+    report = write(result, out)
+    for w in result.warnings:  # stderr, so --json output stays clean
+        err_console.print(f"[yellow]warning:[/] {escape(w)}")
+    if json_out:
+        print_json(result)
+        return
+    for t in report.tables:  # folder names and ids are shown as text, never as console markup
+        console.print(rows_table([escape(c) for c in t.columns], [[escape(str(v)) for v in r] for r in t.rows],
+                                 title=escape(t.title), max_rows=100))
+    console.print(f"report: {escape(str(out / 'compare.md'))}")
 
 
 def _split(ids: list[str] | None) -> list[str] | None:

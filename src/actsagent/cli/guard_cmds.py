@@ -1,10 +1,10 @@
-"""`actsagent check` (the guard on one statement) and `actsagent db provision-role`."""
+"""`actsagent check`: the guard on one statement."""
 
 from __future__ import annotations
 
 import typer
 
-from actsagent.cli._common import DbOption, JsonOption, console, db_app, err_console, print_json
+from actsagent.cli._common import JsonOption, console, err_console, print_json
 from actsagent.errors import UserError
 
 
@@ -32,37 +32,3 @@ def check(sql: str = typer.Argument(..., help="the SQL to check"),
         err_console.print(f"[bold red]rejected[/] ({res.rule}): {res.reason}", highlight=False)
     if not res.ok:
         raise typer.Exit(1)
-
-
-@db_app.command("provision-role")
-def provision_role(name: str = typer.Argument(..., help="role to create or reset"),
-                   schema: list[str] = typer.Option(["public"], "--schema", help="schema to grant SELECT on "
-                                                    "(repeat for several)"),
-                   db: str = DbOption,
-                   password: str = typer.Option(None, "--password", help="login password (the embedded server "
-                                                "uses trust auth on its socket and needs none)"),
-                   timeout: float = typer.Option(5.0, "--timeout", help="the role's statement_timeout in seconds"),
-                   connection_limit: int = typer.Option(5, "--connection-limit", min=1),
-                   adopt: bool = typer.Option(False, "--adopt", help="reset an existing role actsagent did not "
-                                              "create (it loses its memberships, attributes and settings)"),
-                   json_out: bool = JsonOption) -> None:
-    """Create or reset a read-only PostgreSQL login role (SELECT only, read-only default, timeouts)."""
-    from actsagent.db import open_database
-    from actsagent.db.roles import provision_readonly_role
-
-    database = open_database(db)
-    try:
-        if database.dialect != "postgres":
-            raise UserError("read-only roles are for PostgreSQL; SQLite files are opened read-only already")
-        info = provision_readonly_role(database.url, name, schemas=schema, password=password,
-                                       statement_timeout_s=timeout, connection_limit=connection_limit, adopt=adopt)
-    finally:
-        database.close()
-    if json_out:
-        print_json(info)
-        return
-    verb = "created" if info.created else "reset"
-    console.print(f"[green]{verb}[/] read-only role [bold]{info.role}[/] on {info.database}: SELECT on "
-                  f"{info.tables_granted} relations in {', '.join(info.schemas)}; statement_timeout "
-                  f"{info.statement_timeout_s:g}s, connection limit {info.connection_limit}")
-    console.print(f"connect with: --db '{info.url}'", markup=False, highlight=False)

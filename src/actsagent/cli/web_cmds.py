@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
 import typer
+from rich.style import Style
+from rich.text import Text
 
 from actsagent.cli._common import DbOption, console, err_console
 from actsagent.errors import UserError
+from actsagent.web.limits import MAX_BODY_BYTES
 
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 StoreOption = typer.Option(None, "--store", help="SQLite file for conversations (default: copilot.sqlite in the "
                                                  "actsagent home directory)")
 
@@ -18,6 +21,28 @@ StoreOption = typer.Option(None, "--store", help="SQLite file for conversations 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
     app.command("chat")(chat)
+
+
+def bind_address(host: str) -> tuple[str, str, bool]:
+    """``--host`` as (address to bind, host as written in a URL, whether only this machine can reach it).
+
+    Local means ``localhost`` or a loopback address (127.0.0.0/8, ::1); an IPv6 address may come in
+    brackets and goes into URLs in brackets.
+    """
+    bind = host.strip()
+    if bind.startswith("[") and bind.endswith("]"):
+        bind = bind[1:-1]
+    if not bind or any(c.isspace() or c in "[]/@\\" for c in bind):  # (not echoed: it may be rich markup)
+        raise UserError("--host is not an address or a host name (give 127.0.0.1, ::1, 0.0.0.0 or a name)")
+    try:
+        ip = ipaddress.ip_address(bind)
+    except ValueError:
+        ip = None
+    if ip is None and ":" in bind:
+        raise UserError("--host takes an address without a port: give the port with --port")
+    mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is the IPv4 loopback too
+    local = bind.lower() == "localhost" or bool(ip and (ip.is_loopback or (mapped and mapped.is_loopback)))
+    return bind, f"[{bind}]" if ip is not None and ip.version == 6 else bind, local
 
 
 def _model(no_llm: bool):
@@ -30,31 +55,55 @@ def _model(no_llm: bool):
 
 
 def serve(db: str = DbOption,
-          host: str = typer.Option("127.0.0.1", "--host", help="address to bind; anything but localhost needs "
-                                                                "--token"),
+          host: str = typer.Option("127.0.0.1", "--host", help="address to bind; anything but localhost, "
+                                                                "127.x or ::1 needs --token"),
           port: int = typer.Option(8765, "--port", min=1, max=65535),
           token: str = typer.Option(None, "--token", envvar="ACTSAGENT_TOKEN",
                                     help="access token the page and API require (header or ?token=)"),
+          tokens: Path = typer.Option(None, "--tokens", help="JSON file mapping each access token to "
+                                      "{\"user\": ..., \"settings\": {\"app.tenant_id\": 42}}: every user gets "
+                                      "their own conversations, and their settings are SET LOCAL in each query "
+                                      "(for row-level security)"),
           store: Path = StoreOption,
           no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model "
                                                               "is configured"),
+          max_body: int = typer.Option(MAX_BODY_BYTES, "--max-body-bytes", min=1024,
+                                       envvar="ACTSAGENT_MAX_BODY_BYTES",
+                                       help="largest request body accepted (bigger ones get 413)"),
           open_browser: bool = typer.Option(False, "--open", help="open the page in a browser")) -> None:
     """Start the analyst copilot: a chat page showing the agent's plan, SQL and rows as they come."""
     import uvicorn
 
     from actsagent.web import create_app
 
-    loopback = host in _LOOPBACK
-    if not loopback and not token:
-        raise UserError(f"refusing to serve on {host} without an access token: pass --token (or set "
-                        f"ACTSAGENT_TOKEN), or bind to 127.0.0.1")
+    bind, url_host, local = bind_address(host)
+    if token and tokens:
+        raise UserError("give either --token (one user) or --tokens (a file of users), not both")
+    callers = None
+    if tokens:
+        from actsagent.web.tenants import load_tokens
+
+        callers = load_tokens(tokens)
+    if not local and not (token or callers):
+        raise UserError(f"refusing to serve on {url_host} without an access token: pass --token (or set "
+                        f"ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1")
     model = _model(no_llm)
-    # DNS rebinding guard for a localhost server (Starlette compares the Host header without its port)
-    allowed = ["127.0.0.1", "localhost"] if host in ("127.0.0.1", "localhost") else None
-    app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed)
-    url = f"http://{'[::1]' if host == '::1' else host}:{port}/"
-    console.print(f"[bold]actsagent copilot[/] on {app.state.db.label} at [link={url}]{url}[/link]"
-                  + (" (token required)" if token else ""))
+    # DNS rebinding guard for a local server (Starlette compares the Host header without its port)
+    allowed = sorted({"127.0.0.1", "localhost", "[::1]", url_host.lower()}) if local else None
+    if callers:
+        from actsagent.web.tenants import create_tenant_app
+
+        app = create_tenant_app(callers, db=db, model=model, store_path=store, allowed_hosts=allowed,
+                                max_body_bytes=max_body)
+        label = app.label
+    else:
+        app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed,
+                         max_body_bytes=max_body)
+        label = app.state.db.label
+    url = f"http://{url_host}:{port}/"
+    # Text, not markup: a URL such as http://[::1]:8765/ is not a rich tag
+    console.print(Text.assemble(("actsagent copilot", "bold"), f" on {label} at ",
+                                (url, Style(link=url)), " (token required)" if token or callers else ""))
     if model is None:
         err_console.print("[yellow]no LLM configured:[/] the agent runs its LLM-free path; set OPENAI_API_KEY "
                           "(and OPENAI_BASE_URL) to let it write SQL from questions")
@@ -62,7 +111,7 @@ def serve(db: str = DbOption,
         import webbrowser
 
         webbrowser.open(url + (f"?token={token}" if token else ""))
-    uvicorn.run(app, host=host, port=port, log_level=os.environ.get("ACTSAGENT_LOG_LEVEL", "warning"),
+    uvicorn.run(app, host=bind, port=port, log_level=os.environ.get("ACTSAGENT_LOG_LEVEL", "warning"),
                 access_log=False)
 
 

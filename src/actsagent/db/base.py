@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from actsagent.config import Limits
-from actsagent.db.results import ExecResult
+from actsagent.db.results import DbError, ErrorClass, ExecResult
+from actsagent.errors import UserError
 
 if TYPE_CHECKING:
     from actsagent.schema.model import SchemaInfo
@@ -51,6 +55,20 @@ class Database(ABC):
                 break
         return out
 
+    @property
+    def cache_key(self) -> str:
+        """What a cache of query results may be keyed by: the URL, plus per-caller settings where they apply
+        (two tenants of one database must never share cached values)."""
+        return self.url
+
+    def with_settings(self, settings: Mapping[str, object] | None) -> Database:
+        """This database with per-caller settings applied in every transaction (PostgreSQL only)."""
+        from actsagent.db.settings import as_settings
+
+        if as_settings(settings):
+            raise UserError(f"per-caller settings (SET LOCAL) need PostgreSQL; {self.name} is {self.dialect}")
+        return self
+
     def schema(self, *, refresh: bool = False) -> SchemaInfo:
         """Introspected tables, keys and value samples; cached per Database object."""
         if self._schema is None or refresh:
@@ -73,3 +91,53 @@ class Database(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.dialect} {self.name}>"
+
+
+def refuse_nul(sql: str, engine: Literal["postgres", "sqlite"]) -> DbError | None:
+    """The second layer for NUL bytes (the guard is the first): no driver sees SQL text holding one."""
+    if "\x00" not in sql:
+        return None
+    return DbError(sql=sql.replace("\x00", "\\x00"), engine=engine, error_class=ErrorClass.SYNTAX,
+                   message="the SQL text contains a NUL byte (\\x00), which no SQL statement may hold",
+                   position=sql.index("\x00") + 1)
+
+
+@dataclass
+class CappedRows:
+    """Rows kept under a row cap and a byte cap, one at a time, and which cap cut them."""
+
+    max_rows: int
+    max_bytes: int
+    rows: list[Any] = field(default_factory=list)
+    truncated: Literal["rows", "bytes"] | None = None
+    first_row_bytes: int | None = None  # set when the first row alone is over the byte cap
+    size: int = 0
+
+    def keep(self, row: Any) -> bool:
+        """Keep ``row`` if both caps allow it; else note which cap cut the result and return False."""
+        if len(self.rows) >= self.max_rows:
+            self.truncated = "rows"
+            return False
+        n = row_bytes(row)
+        if self.size + n > self.max_bytes:
+            self.truncated = "bytes"
+            self.first_row_bytes = n if not self.rows else None
+            return False
+        self.size += n
+        self.rows.append(row)
+        return True
+
+    def row_too_large(self, sql: str, engine: Literal["postgres", "sqlite"], elapsed_ms: float) -> DbError | None:
+        """The typed error when the first row alone was over the byte cap (nothing could be kept)."""
+        if self.first_row_bytes is None:
+            return None
+        mib = 1024 * 1024
+        return DbError(sql=sql, engine=engine, error_class=ErrorClass.RESOURCE_LIMIT, elapsed_ms=elapsed_ms,
+                       message=f"one row of the result holds {self.first_row_bytes / mib:.1f} MiB, over the "
+                               f"{self.max_bytes / mib:g} MiB result cap")
+
+
+def row_bytes(row: tuple[Any, ...] | list[Any]) -> int:
+    """Memory one fetched row holds in this process (the byte cap counts it): each value's size, a
+    container (JSON, array) by its text."""
+    return sum(len(repr(v)) if isinstance(v, list | tuple | dict) else sys.getsizeof(v) for v in row)

@@ -25,6 +25,11 @@ _PG_STATES: dict[str, ErrorClass] = {
     "57014": ErrorClass.TIMEOUT,
     "42501": ErrorClass.PERMISSION_DENIED,
     "25006": ErrorClass.PERMISSION_DENIED,  # read-only transaction
+    "53000": ErrorClass.RESOURCE_LIMIT,  # insufficient resources
+    "53100": ErrorClass.RESOURCE_LIMIT,  # disk full
+    "53200": ErrorClass.RESOURCE_LIMIT,  # out of memory
+    "53400": ErrorClass.RESOURCE_LIMIT,  # configuration limit exceeded: temp_file_limit
+    "54000": ErrorClass.RESOURCE_LIMIT,  # program limit exceeded: a value over 1 GB
 }
 
 _PG_IDENT = [
@@ -63,6 +68,7 @@ _SQLITE_RULES: list[tuple[re.Pattern[str], ErrorClass]] = [
     (re.compile(r"(interrupted)"), ErrorClass.TIMEOUT),
     (re.compile(r"(attempt to write a readonly database|not authorized)"), ErrorClass.PERMISSION_DENIED),
     (re.compile(r"(datatype mismatch)"), ErrorClass.TYPE_MISMATCH),
+    (re.compile(r"(string or blob too big)"), ErrorClass.RESOURCE_LIMIT),
 ]
 
 
@@ -70,7 +76,8 @@ def classify_sqlite(message: str) -> tuple[ErrorClass, str | None]:
     for pattern, cls in _SQLITE_RULES:
         m = pattern.search(message)
         if m:
-            ident = m.group(1) if cls not in (ErrorClass.TIMEOUT, ErrorClass.PERMISSION_DENIED) else None
+            ident = m.group(1) if cls not in (ErrorClass.TIMEOUT, ErrorClass.PERMISSION_DENIED,
+                                              ErrorClass.RESOURCE_LIMIT) else None
             if cls is ErrorClass.SYNTAX and ident in ("incomplete input", "syntax error", "one statement at a time"):
                 ident = None
             return cls, ident

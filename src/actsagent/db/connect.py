@@ -3,20 +3,43 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import psycopg
 
 from actsagent.config import Limits
 from actsagent.db.base import Database
+from actsagent.db.settings import SessionSettings, as_settings
 from actsagent.errors import UserError
 
 DEMO_DB = "actsagent_demo"
+_default_settings = SessionSettings()
 
 
-def open_database(target: str | None = None, *, limits: Limits | None = None, writable: bool = False) -> Database:
+def set_default_settings(settings: SessionSettings | Mapping[str, object] | None) -> None:
+    """Settings every later ``open_database`` applies (the CLI's global ``--setting``)."""
+    global _default_settings
+    _default_settings = as_settings(settings)
+
+
+def open_database(target: str | None = None, *, limits: Limits | None = None, writable: bool = False,
+                  settings: SessionSettings | Mapping[str, object] | None = None) -> Database:
     """Open ``target``: a postgres URL, ``sqlite:///path``, a ``.sqlite``/``.db`` path, or a database
-    name on the embedded server. ``None`` means ``DATABASE_URL`` or else the embedded demo database."""
+    name on the embedded server. ``None`` means ``DATABASE_URL`` or else the embedded demo database.
+    ``settings`` (with the defaults of ``set_default_settings``) are SET LOCAL in every transaction."""
+    db = _open(target, limits=limits, writable=writable)
+    merged = _default_settings.merged(settings)
+    if not merged:
+        return db
+    try:
+        return db.with_settings(merged)
+    except UserError:
+        db.close()
+        raise
+
+
+def _open(target: str | None, *, limits: Limits | None, writable: bool) -> Database:
     target = target or os.environ.get("DATABASE_URL")
     if not target:
         from actsagent.demo import ensure_demo
@@ -41,9 +64,15 @@ def open_database(target: str | None = None, *, limits: Limits | None = None, wr
 
 
 def open_embedded(name: str, *, limits: Limits | None = None, writable: bool = False, create: bool = False) -> Database:
-    """A database on the embedded server; ``create`` makes it if missing."""
+    """A database on the embedded server; ``create`` makes it if missing.
+
+    Queries run as the read-only, non-superuser role ``actsagent_reader`` (provisioned on first use
+    of the database); the superuser URL stays in ``admin_url`` for administration (sandbox copies).
+    ``writable`` opens the database as the superuser, for callers that write on purpose.
+    """
     from actsagent.db import embedded
     from actsagent.db.postgres import PostgresDatabase
+    from actsagent.db.roles import reader_url
 
     admin = embedded.server_url("postgres")
     with psycopg.connect(admin, autocommit=True) as conn:
@@ -53,4 +82,7 @@ def open_embedded(name: str, *, limits: Limits | None = None, writable: bool = F
                 raise UserError(f"no database named {name!r} on the embedded server "
                                 f"(load one with `actsagent db load`)")
             conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
-    return PostgresDatabase(embedded.server_url(name), limits=limits, writable=writable)
+    url = embedded.server_url(name)
+    if writable:
+        return PostgresDatabase(url, limits=limits, writable=True)
+    return PostgresDatabase(reader_url(url), limits=limits, admin_url=url)

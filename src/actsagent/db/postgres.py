@@ -1,9 +1,13 @@
-"""PostgreSQL through psycopg 3 and a connection pool: the only module that talks psycopg."""
+"""PostgreSQL through psycopg 3 and a connection pool, each query in its own bounded transaction."""
 
 from __future__ import annotations
 
+import copy
+import json
 import logging
+import math
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -11,21 +15,32 @@ from psycopg import sql as pgsql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from actsagent.config import Limits
-from actsagent.db.base import Database
+from actsagent.db.base import Database, refuse_nul
 from actsagent.db.classify import classify_postgres
+from actsagent.db.pgfetch import DeadlinePassed, fetch, settle
 from actsagent.db.results import Column, DbError, ErrorClass, ExecResult, QueryResult
+from actsagent.db.settings import SessionSettings, as_settings
+from actsagent.db.watchdog import WATCHDOG
 from actsagent.errors import DatabaseUnavailable
+
+MIB = 1024 * 1024
 
 
 class PostgresDatabase(Database):
+    """A pooled PostgreSQL database. ``admin_url`` is set when queries run as a restricted role and
+    administration (sandbox copies) must connect as someone else: the embedded server's superuser."""
+
     dialect = "postgres"
 
     def __init__(self, url: str, *, limits: Limits | None = None, writable: bool = False,
-                 pool_size: int = 4, single_statement: bool = True) -> None:
+                 pool_size: int = 4, single_statement: bool = True, admin_url: str | None = None) -> None:
         super().__init__(limits)
         self.url = url
+        self.admin_url = admin_url
         self.writable = writable
         self.single_statement = single_statement
+        self.settings = SessionSettings()
+        self._owner = True  # views from with_settings share the pool and never close it
         try:
             info = psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.ProgrammingError as e:
@@ -33,17 +48,42 @@ class PostgresDatabase(Database):
 
             raise UserError(f"not a PostgreSQL URL: {url!r} ({e})") from e
         self.name = str(info.get("dbname") or info.get("user") or "postgres")
-        self._pool = ConnectionPool(url, min_size=0, max_size=pool_size, open=False,
-                                    kwargs={"autocommit": False}, timeout=10)
+        wait = self.limits.connect_timeout_s
+        kwargs: dict[str, Any] = {"autocommit": False}
+        if "connect_timeout" not in info:
+            kwargs["connect_timeout"] = max(2, math.ceil(wait))  # libpq's minimum is 2 s
+        self._pool = ConnectionPool(url, min_size=0, max_size=pool_size, open=False, kwargs=kwargs, timeout=wait)
         try:
             self._pool.open(wait=False)
-            with self._pool.connection(timeout=10) as conn:
+            with self._pool.connection(timeout=wait) as conn:
                 conn.execute("SELECT 1")
                 self.server_version = conn.info.server_version
+                self.user = conn.info.user
+                self.superuser = conn.info.parameter_status("is_superuser") == "on"
+                conn.rollback()
         except (psycopg.OperationalError, PoolTimeout) as e:
             self._pool.close()
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {_redact(url)}: {_first_line(e)}") from e
+        from actsagent.db.embedded import local_postmaster
+
+        self._postmaster = local_postmaster(url)
         self._types: dict[int, str] = {}
+
+    def with_settings(self, settings: SessionSettings | Mapping[str, object] | None) -> PostgresDatabase:
+        """This database for one caller: ``settings`` are SET LOCAL in each of its transactions.
+
+        The view shares the pool (closing it does nothing) but not the schema cache: value samples
+        are read under the caller's settings, so row-level security decides what they show.
+        """
+        view = copy.copy(self)
+        view.settings = self.settings.merged(as_settings(settings))
+        view._schema = None
+        view._owner = False
+        return view
+
+    @property
+    def cache_key(self) -> str:
+        return self.url + ("#" + json.dumps(self.settings.values, sort_keys=True) if self.settings else "")
 
     def _type_name(self, conn: psycopg.Connection[Any], oid: int) -> str:
         if oid not in self._types:
@@ -53,6 +93,9 @@ class PostgresDatabase(Database):
 
     def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
                 read_only: bool = True) -> ExecResult:
+        refused = refuse_nul(sql, "postgres")
+        if refused is not None:
+            return refused
         try:
             return self._execute_once(sql, max_rows, timeout_s, read_only)
         except _StaleConnection:
@@ -63,46 +106,65 @@ class PostgresDatabase(Database):
             except _StaleConnection as e:
                 raise DatabaseUnavailable(f"PostgreSQL connection lost: {e}") from e
 
+    def _preamble(self, ro: bool, timeout_s: float) -> pgsql.Composed:
+        """One round trip of SETs for the transaction (SET LOCAL, not set_config(): the read-only role
+        may not execute set_config, and a SET LOCAL ends with the transaction)."""
+        parts = [pgsql.SQL("SET TRANSACTION READ ONLY")] if ro else []
+        local = [("statement_timeout", f"{int(timeout_s * 1000)}ms"), ("work_mem", f"{self.limits.work_mem_mb}MB")]
+        if self.superuser:  # a superuser-only setting: the read-only role has it as a role default instead
+            local.append(("temp_file_limit", f"{self.limits.temp_file_limit_mb}MB"))
+        local += list(self.settings.values.items())
+        for name, value in local:
+            ident = pgsql.SQL(".").join(pgsql.Identifier(p) for p in name.split("."))
+            parts.append(pgsql.SQL("SET LOCAL {} = {}").format(ident, pgsql.Literal(value)))
+        return pgsql.SQL("; ").join(parts)
+
     def _execute_once(self, sql: str, max_rows: int | None, timeout_s: float | None,
                       read_only: bool) -> ExecResult:
         cap = max_rows or self.limits.max_rows
-        timeout_ms = int((timeout_s or self.limits.statement_timeout_s) * 1000)
+        timeout = timeout_s or self.limits.statement_timeout_s
         ro = read_only or not self.writable
         start = time.perf_counter()
         try:
-            conn_cm = self._pool.connection()
+            conn_cm = self._pool.connection(timeout=self.limits.connect_timeout_s + timeout)
             conn = conn_cm.__enter__()
         except (psycopg.OperationalError, PoolTimeout) as e:
             raise DatabaseUnavailable(f"PostgreSQL is unreachable: {_first_line(e)}") from e
         sent = False
+        watch = None
         try:
-            with conn.cursor() as cur:
-                if ro:
-                    cur.execute("SET TRANSACTION READ ONLY")
-                # SET LOCAL, not set_config(): the read-only role has EXECUTE on set_config revoked.
-                cur.execute(pgsql.SQL("SET LOCAL statement_timeout = {}").format(pgsql.Literal(timeout_ms)))
-                start = time.perf_counter()
-                sent = True
-                # prepare=True forces the extended protocol: the server refuses a second statement.
-                cur.execute(sql, prepare=self.single_statement or None)
-                cols: list[Column] = []
-                rows: list[tuple[Any, ...]] = []
-                if cur.description is not None:
-                    rows = cur.fetchmany(cap + 1)
-                    cols = [Column(name=d.name, type=self._type_name(conn, d.type_code)) for d in cur.description]
-                elapsed = (time.perf_counter() - start) * 1000
-                status = cur.statusmessage or ""
+            conn.execute(self._preamble(ro, timeout))
+            start = time.perf_counter()
+            sent = True
+            memory = self.limits.max_server_memory_mb * MIB
+            # the client's deadline: a little after the server's, whose own error says more when it fires first
+            client_timeout = timeout + min(0.25, timeout * 0.05)
+            with WATCHDOG.watch(conn, client_timeout, memory_limit=memory, postmaster=self._postmaster) as watch:
+                got = fetch(conn, sql, max_rows=cap, max_bytes=self.limits.max_result_bytes,
+                            deadline=time.monotonic() + client_timeout, stream=ro,
+                            single_statement=self.single_statement)
+            elapsed = (time.perf_counter() - start) * 1000
+            if ro:
+                conn.rollback()  # before the type names: a stream left early leaves the transaction cancelled
+            too_large = got.row_too_large(sql, "postgres", elapsed)
+            if too_large:
+                conn.rollback()
+                return too_large
+            cols = [Column(name=n, type=self._type_name(conn, oid)) for n, oid in got.columns]
             if ro:
                 conn.rollback()
             else:
                 conn.commit()
-            truncated = len(rows) > cap
-            rows = rows[:cap]
-            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in rows], row_count=len(rows),
-                               truncated=truncated, elapsed_ms=elapsed, status=status)
-        except psycopg.Error as e:
+                if self.settings:
+                    conn.execute("RESET ALL")  # a committed SET must not outlive this caller on a pooled session
+                    conn.commit()
+            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in got.rows], row_count=len(got.rows),
+                               truncated=got.truncated is not None, truncated_by=got.truncated, elapsed_ms=elapsed,
+                               status=got.status)
+        except (psycopg.Error, DeadlinePassed) as e:
             elapsed = (time.perf_counter() - start) * 1000
             try:
+                settle(conn)
                 conn.rollback()
             except psycopg.Error:
                 pass
@@ -110,6 +172,15 @@ class PostgresDatabase(Database):
                 if not sent:
                     raise _StaleConnection(_first_line(e)) from e
                 raise DatabaseUnavailable(f"PostgreSQL connection lost: {_first_line(e)}") from e
+            reason = watch.reason if watch is not None else None
+            if isinstance(e, DeadlinePassed) or reason == "timeout":
+                return DbError(sql=sql, engine="postgres", error_class=ErrorClass.TIMEOUT, code="57014",
+                               message=f"canceling statement: the result was not complete after {timeout:g} s",
+                               elapsed_ms=elapsed)
+            if reason == "memory":
+                return DbError(sql=sql, engine="postgres", error_class=ErrorClass.RESOURCE_LIMIT, code="53200",
+                               message=f"canceling statement: its server process held more than "
+                                       f"{self.limits.max_server_memory_mb} MB of memory", elapsed_ms=elapsed)
             return _to_error(sql, e, elapsed)
         finally:
             conn_cm.__exit__(None, None, None)
@@ -125,7 +196,8 @@ class PostgresDatabase(Database):
             log.setLevel(level)
 
     def close(self) -> None:
-        self._pool.close()
+        if self._owner:
+            self._pool.close()
 
 
 class _StaleConnection(Exception):
@@ -141,6 +213,8 @@ def _to_error(sql: str, e: psycopg.Error, elapsed_ms: float) -> DbError:
     cls, ident = classify_postgres(state, message)
     if "cannot insert multiple commands" in message:
         cls, message = ErrorClass.SYNTAX, "multiple statements are not allowed: " + message
+    if message.startswith("COPY cannot be used"):  # psycopg's words for a COPY to or from the client
+        message = "COPY to or from the client is not supported here; write a SELECT"
     pos = diag.statement_position
     return DbError(sql=sql, engine="postgres", error_class=cls, message=message, code=state, identifier=ident,
                    position=int(pos) if pos else None, detail=diag.message_detail, hint=diag.message_hint,

@@ -17,6 +17,7 @@ class ErrorClass(str, Enum):
     TYPE_MISMATCH = "type_mismatch"
     TIMEOUT = "timeout"
     PERMISSION_DENIED = "permission_denied"
+    RESOURCE_LIMIT = "resource_limit"  # result bytes, temp files, server memory
     GUARD_REJECTED = "guard_rejected"
     OTHER = "other"
 
@@ -27,7 +28,8 @@ class Column(BaseModel, frozen=True):
 
 
 class QueryResult(BaseModel, frozen=True):
-    """Rows of a successful statement. ``row_count`` counts the rows fetched (at most the cap)."""
+    """Rows of a successful statement. ``row_count`` counts the rows fetched (at most the row cap,
+    fewer when the byte cap cut the result first: ``truncated_by`` says which)."""
 
     ok: Literal[True] = True
     sql: str
@@ -35,6 +37,7 @@ class QueryResult(BaseModel, frozen=True):
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
     truncated: bool = False
+    truncated_by: Literal["rows", "bytes"] | None = None  # which cap cut the rows
     elapsed_ms: float = 0.0
     status: str = ""  # e.g. "SELECT 3", "INSERT 0 1"
 

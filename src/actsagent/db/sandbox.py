@@ -34,8 +34,19 @@ def _with_db(url: str, dbname: str) -> str:
 @contextmanager
 def sandbox(template: PostgresDatabase | str, *, limits: Limits | None = None,
             name: str | None = None) -> Iterator[PostgresDatabase]:
-    """Yield a writable copy of ``template`` (a Database or a URL); drop it on exit."""
-    url = template.url if isinstance(template, PostgresDatabase) else template
+    """Yield a writable copy of ``template`` (a Database or a URL); drop it on exit.
+
+    The copy is made and used as the administrator (``template.admin_url`` when the template's
+    queries run as the read-only role). A template restricted by per-caller settings is refused:
+    as the administrator the copy would show every tenant's rows.
+    """
+    if isinstance(template, PostgresDatabase):
+        if template.settings:
+            raise UserError("a disposable copy runs as the administrator, which row-level security does not "
+                            "restrict; it is not available to a caller with per-caller settings")
+        url = template.admin_url or template.url
+    else:
+        url = template
     info = psycopg.conninfo.conninfo_to_dict(url)
     source = str(info.get("dbname") or "postgres")
     copy = name or f"{source[:40]}_sbx_{uuid.uuid4().hex[:10]}"

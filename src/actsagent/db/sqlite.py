@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from actsagent.config import Limits
-from actsagent.db.base import Database
+from actsagent.db.base import CappedRows, Database, refuse_nul
 from actsagent.db.classify import classify_sqlite
 from actsagent.db.results import Column, DbError, ExecResult, QueryResult
 from actsagent.errors import DatabaseUnavailable, UserError
@@ -37,6 +37,8 @@ class SqliteDatabase(Database):
                 conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, check_same_thread=False,
                                        isolation_level=None)
                 conn.execute("select 1 from sqlite_master limit 1")
+                # no single string or blob over the byte cap: zeroblob(1e9) or printf('%.*c', ...) fail at once
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(self.limits.max_result_bytes, 1_000_000_000))
             except sqlite3.DatabaseError as e:
                 raise DatabaseUnavailable(f"cannot open SQLite file {self.path}: {e}") from e
             conn.text_factory = lambda b: b.decode("utf-8", errors="replace")
@@ -47,6 +49,9 @@ class SqliteDatabase(Database):
 
     def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
                 read_only: bool = True) -> ExecResult:
+        refused = refuse_nul(sql, "sqlite")
+        if refused is not None:
+            return refused
         cap = max_rows or self.limits.max_rows
         timeout = timeout_s or self.limits.statement_timeout_s
         conn = self._conn()
@@ -58,17 +63,21 @@ class SqliteDatabase(Database):
                 conn.execute("PRAGMA query_only = ON")
             conn.execute("BEGIN")
             cur = conn.execute(sql)
-            rows = cur.fetchmany(cap + 1) if cur.description else []
-            truncated = len(rows) > cap
-            rows = rows[:cap]
+            kept = CappedRows(cap, self.limits.max_result_bytes)
+            while cur.description and (row := cur.fetchone()) is not None and kept.keep(row):
+                pass  # SQLite computes rows as they are stepped: stopping here stops the work
             cols = [Column(name=d[0], type="") for d in (cur.description or [])]
-            if read_only or not self.writable:
+            too_large = kept.row_too_large(sql, "sqlite", (time.perf_counter() - start) * 1000)
+            if read_only or not self.writable or too_large:
                 conn.execute("ROLLBACK")
             else:
                 conn.execute("COMMIT")
-            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in rows], row_count=len(rows),
-                               truncated=truncated, elapsed_ms=(time.perf_counter() - start) * 1000,
-                               status=f"SELECT {len(rows)}" if cols else "OK")
+            if too_large:
+                return too_large
+            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in kept.rows], row_count=len(kept.rows),
+                               truncated=kept.truncated is not None, truncated_by=kept.truncated,
+                               elapsed_ms=(time.perf_counter() - start) * 1000,
+                               status=f"SELECT {len(kept.rows)}" if cols else "OK")
         except (sqlite3.Error, ValueError, OverflowError) as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -89,3 +98,4 @@ class SqliteDatabase(Database):
                 c.close()
             self._conns.clear()
         self._local = threading.local()
+

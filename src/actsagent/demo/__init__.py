@@ -30,10 +30,15 @@ def load_demo(url: str) -> dict[str, int]:
 
 
 def ensure_demo(*, limits: Limits | None = None) -> Database:
-    """The demo database on the embedded server, created and loaded the first time."""
+    """The demo database on the embedded server, created and loaded (as the administrator) the first
+    time; its queries run as the read-only role, whose grants are refreshed after the load."""
+    from actsagent.db.roles import reader_url
+
     db = open_embedded(DEMO_DB, limits=limits, create=True)
     res = db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'payments'")
     if res.ok and res.rows[0][0] == 0:
-        load_demo(db.url)
+        admin = getattr(db, "admin_url", None) or db.url
+        load_demo(admin)
+        reader_url(admin, refresh=True)
         db.invalidate_schema()
     return db

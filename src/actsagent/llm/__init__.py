@@ -26,6 +26,7 @@ from actsagent.llm.errors import (
     ScriptExhausted,
     StructuredOutputError,
 )
+from actsagent.llm.langchain_model import LangChainChatModel
 from actsagent.llm.openai_model import OpenAIChatModel
 from actsagent.llm.scripted import FailingChatModel, ScriptedCall, ScriptedChatModel, ScriptedReply, scripted_config
 from actsagent.llm.structured import OutputInvalid, parse_structured
@@ -62,7 +63,7 @@ def get_chat_model(config: LLMConfig | None = None, *, ledger: UsageLedger | Non
 __all__ = [
     "ALLOW_MODEL_REQUESTS", "DEFAULT_MODEL", "DEFAULT_PRICES", "CallRecord", "ChatModel", "FailingChatModel",
     "LLMConfig", "LLMResponse",
-    "ModelPrice", "ModelRequestsBlocked", "OpenAIChatModel", "OutputInvalid", "ProviderError", "ProviderFailed",
+    "LangChainChatModel", "ModelPrice", "ModelRequestsBlocked", "OpenAIChatModel", "OutputInvalid", "ProviderError", "ProviderFailed",
     "RawReply", "ReplayMiss", "Request", "ResponseCache", "RoleModels", "ScriptExhausted", "ScriptedCall",
     "ScriptedChatModel", "ScriptedReply", "StructuredOutputError", "Usage", "UsageLedger", "UsageTotals",
     "allow_model_requests", "cache_key", "current_labels", "get_chat_model", "llm_available", "parse_structured",

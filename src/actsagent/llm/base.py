@@ -20,6 +20,7 @@ from actsagent.llm.cache import CachedReply, ResponseCache, cache_key
 from actsagent.llm.config import LLMConfig
 from actsagent.llm.errors import ProviderError, ProviderFailed, StructuredOutputError, to_provider_error
 from actsagent.llm.structured import OutputInvalid, parse_structured
+from actsagent.llm.tracing import llm_inputs, llm_outputs, traced
 from actsagent.llm.usage import LLMResponse, Usage, UsageLedger, record_call
 
 StructuredMode = Literal["json_schema", "prompt"]
@@ -86,6 +87,7 @@ class ChatModel(ABC):
         return "prompt" if self.config.structured_output == "prompt" else "json_schema"
 
     # ---- the shared path ----------------------------------------------------------------------
+    @traced("chat_model", run_type="llm", inputs=llm_inputs, outputs=llm_outputs)
     def complete(self, messages: list[dict], *, role: str = "tools", response_model: type[BaseModel] | None = None,
                  temperature: float | None = None) -> LLMResponse:
         """One answer from the model serving ``role``; with ``response_model``, ``parsed`` holds the instance."""

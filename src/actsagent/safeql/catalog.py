@@ -2,14 +2,17 @@
 values (capped per column) and the engine's functions.
 
 Names live in memory (a few hundred vectors). Values can be many: in PostgreSQL they are stored with
-pgvector in the schema ``actsagent`` under an HNSW index, built once and refreshed per table when its
-fingerprint (columns and row count) changes; for SQLite, and for PostgreSQL roles that may not create
-that schema, an in-process numpy index holds them. Vectors themselves are cached on disk by ``Embedder``.
+pgvector (``value_store``: its psycopg adapter, vectors as numpy parameters) in the schema ``actsagent``
+under an HNSW index, built once and refreshed per table when its fingerprint (columns and row count)
+changes; ``ACTSAGENT_VALUE_INDEX_URL`` puts that index in another PostgreSQL database (then SQLite files
+use it too). Without one (SQLite, roles that may not create the schema, no pgvector) an in-process numpy
+index holds them. Vectors themselves are cached on disk by ``Embedder``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,6 +21,7 @@ import numpy as np
 
 from actsagent.db.base import Database
 from actsagent.safeql.embeddings import Embedder, humanize, lexical_distance, shared_embedder
+from actsagent.safeql.value_store import INDEX_URL_VAR, ValueStore, index_url, source_key
 from actsagent.schema.model import ColumnInfo, SchemaInfo, TableInfo
 
 VALUE_CAP = 200          # distinct text values kept per column (most frequent first)
@@ -61,6 +65,7 @@ class Catalog:
     function_names: list[str] = field(default_factory=list)
     function_vecs: np.ndarray | None = None
     values: dict[tuple[str, str], _ValueIndex] = field(default_factory=dict)
+    store: ValueStore | None = None  # the pgvector index, when the backend is "pgvector"
 
     # ----- lookups -------------------------------------------------------------------------
     def table(self, name: str) -> TableInfo | None:
@@ -77,8 +82,7 @@ class Catalog:
     def nearest_tables(self, name: str, k: int, exclude: set[str] = frozenset()) -> list[tuple[TableInfo, float]]:
         if not self.schema.tables:
             return []
-        q = self.embedder.one(humanize(name))
-        d = np.linalg.norm(self.table_vecs - q, axis=1)
+        d = self.embedder.distances(humanize(name), self.table_vecs)
         scored = [(t, min(float(di), lexical_distance(name, t.name))) for t, di in zip(self.schema.tables, d)
                   if t.name.lower() not in exclude]
         return sorted(scored, key=lambda x: x[1])[:k]
@@ -88,8 +92,7 @@ class Catalog:
         """Columns nearest to ``name``; ``tables`` restricts to those tables (all when None)."""
         if not self.columns:
             return []
-        q = self.embedder.one(humanize(name))
-        d = np.linalg.norm(self.column_vecs - q, axis=1)
+        d = self.embedder.distances(humanize(name), self.column_vecs)
         allowed = None if tables is None else {id(t) for t in tables}
         scored = [(c, min(float(di), lexical_distance(name, c.column.name))) for c, di in zip(self.columns, d)
                   if allowed is None or id(c.table) in allowed]
@@ -101,8 +104,7 @@ class Catalog:
             return []
         if self.function_vecs is None:
             self.function_vecs = self.embedder.embed([humanize(n) for n in self.function_names])
-        q = self.embedder.one(humanize(name))
-        d = np.linalg.norm(self.function_vecs - q, axis=1)
+        d = self.embedder.distances(humanize(name), self.function_vecs)
         out = []
         for fname, di in zip(self.function_names, d):
             ar = self.functions.get(fname, set())
@@ -130,13 +132,12 @@ class Catalog:
         out: dict[str, float] = {}
         for v in self._lexical_matches(table, column, literal):
             out[v] = lexical_distance(literal, v)
-        qv = self.embedder.one(literal)
         if self.backend == "pgvector":
-            for v, d in self._pg_nearest_values(table, column, qv, k):
+            for v, d in self._pg_nearest_values(table, column, self.embedder.one(literal), k):
                 out.setdefault(v, min(d, lexical_distance(literal, v)))
         idx = self.values.get((table.name.lower(), column.name.lower()))
         if idx is not None and len(idx.values):
-            d = np.linalg.norm(idx.vecs - qv, axis=1)
+            d = self.embedder.distances(literal, idx.vecs)
             for v, di in zip(idx.values, d):
                 dist = min(float(di), lexical_distance(literal, v))
                 if v not in out or dist < out[v]:
@@ -155,25 +156,16 @@ class Catalog:
 
     def _pg_nearest_values(self, table: TableInfo, column: ColumnInfo, qv: np.ndarray, k: int
                            ) -> list[tuple[str, float]]:
-        lit = _vec_literal(qv)
-        sql = (f"SELECT value, embedding <-> '{lit}'::vector FROM actsagent.catalog_values "
-               f"WHERE tbl = {_str(table.name)} AND col = {_str(column.name)} "
-               f"ORDER BY embedding <-> '{lit}'::vector LIMIT {int(k)}")
-        res = self.db.execute(sql, max_rows=k, timeout_s=2)
-        return [(str(v), float(d)) for v, d in res.rows] if res.ok else []
-
+        if self.store is None:
+            return []
+        try:
+            return self.store.nearest(table.name, column.name, qv, k)
+        except Exception:  # noqa: BLE001 - the index is an accelerator: the in-process values still answer
+            return []
 
 
 def _identifier_like(s: str) -> bool:
     return " " not in s
-
-
-def _str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _vec_literal(v: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.6f}" for x in v.tolist()) + "]"
 
 
 def _table_sql(t: TableInfo) -> str:
@@ -193,14 +185,18 @@ _LOCK = threading.Lock()
 
 def get_catalog(db: Database, *, refresh: bool = False, embedder: Embedder | None = None,
                 use_pgvector: bool = True) -> Catalog:
-    """The catalog of ``db``, built on first use and kept per database URL for the process."""
+    """The catalog of ``db``, built on first use and kept per database URL (and per-caller settings) for the
+    process."""
     with _LOCK:
-        cat = _CATALOGS.get(db.url)
+        cat = _CATALOGS.get(db.cache_key)
         if cat is not None and not refresh:
             cat.db = db
             return cat
-        cat = build_catalog(db, embedder=embedder, use_pgvector=use_pgvector, previous=cat)
-        _CATALOGS[db.url] = cat
+        previous = cat
+        cat = build_catalog(db, embedder=embedder, use_pgvector=use_pgvector, previous=previous)
+        if previous is not None and previous.store is not None and previous.store is not cat.store:
+            previous.store.close()
+        _CATALOGS[db.cache_key] = cat
         return cat
 
 
@@ -217,14 +213,14 @@ def build_catalog(db: Database, *, embedder: Embedder | None = None, use_pgvecto
     _load_functions(db, cat)
     prev_fp = {t.name: _fingerprint(t) for t in previous.schema.tables} if previous else {}
     stored: dict[tuple[str, str], _ValueIndex] = {}
-    writer = None
-    if db.dialect == "postgres" and use_pgvector:
+    # never store placeholder vectors (the embedding model may be missing offline)
+    if use_pgvector and emb.available and (db.dialect == "postgres" or os.environ.get(INDEX_URL_VAR)):
         try:
-            writer = _pg_writer(db)
-            stored = _pg_load_unchanged(writer, cat)
+            cat.store = ValueStore(index_url(db.url), source_key(db.url))
+            stored = _pg_load_unchanged(cat.store, cat)
             cat.backend = "pgvector"
-        except Exception:  # no CREATE privilege or no pgvector: the in-process index still serves
-            writer, cat.backend = None, "numpy"
+        except Exception:  # noqa: BLE001 - no CREATE privilege or no pgvector: the in-process index serves
+            _drop_store(cat)
     changed: set[str] = set()
     for t in schema.tables:
         for c in t.columns:
@@ -240,16 +236,20 @@ def build_catalog(db: Database, *, embedder: Embedder | None = None, use_pgvecto
                 vals = _distinct_values(db, t, c)
                 if vals:
                     cat.values[key] = _ValueIndex(vals, emb.embed(vals))
-    if writer is not None:
+    if cat.store is not None:
         try:
-            _pg_store_changed(writer, cat)
-        except Exception:
-            cat.backend = "numpy"
-        finally:
-            writer.close()
+            _pg_store_changed(cat.store, cat)
+        except Exception:  # noqa: BLE001 - a failed write leaves the in-process index serving
+            _drop_store(cat)
     cat.tables_refreshed = len(changed)
     cat.build_ms = (time.perf_counter() - start) * 1000
     return cat
+
+
+def _drop_store(cat: Catalog) -> None:
+    if cat.store is not None:
+        cat.store.close()
+    cat.store, cat.backend = None, "numpy"
 
 
 def _distinct_values(db: Database, t: TableInfo, c: ColumnInfo) -> list[str]:
@@ -300,55 +300,14 @@ def _load_functions(db: Database, cat: Catalog) -> None:
             add_reserved("postgres", [r[0] for r in kw.rows])
 
 
-_PG_DDL = [
-    "CREATE EXTENSION IF NOT EXISTS vector",
-    "CREATE SCHEMA IF NOT EXISTS actsagent",
-    "CREATE TABLE IF NOT EXISTS actsagent.catalog_state (tbl text PRIMARY KEY, fingerprint text NOT NULL, "
-    "model text NOT NULL, built_at timestamptz NOT NULL DEFAULT now())",
-    "CREATE TABLE IF NOT EXISTS actsagent.catalog_values (id bigserial PRIMARY KEY, tbl text NOT NULL, "
-    "col text NOT NULL, value text NOT NULL, embedding vector(384) NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS catalog_values_hnsw ON actsagent.catalog_values "
-    "USING hnsw (embedding vector_l2_ops)",
-    "CREATE INDEX IF NOT EXISTS catalog_values_col ON actsagent.catalog_values (tbl, col)",
-]
-
-
-def _pg_writer(db: Database) -> Database:
-    from actsagent.db.postgres import PostgresDatabase
-
-    writer = PostgresDatabase(db.url, writable=True, pool_size=1)
-    try:
-        for stmt in _PG_DDL:
-            _must(writer.execute(stmt, read_only=False, timeout_s=60))
-    except Exception:
-        writer.close()
-        raise
-    return writer
-
-
-def _pg_state(writer: Database) -> dict[str, tuple[str, str]]:
-    res = _must(writer.execute("SELECT tbl, fingerprint, model FROM actsagent.catalog_state", max_rows=1_000_000))
-    return {r[0]: (r[1], r[2]) for r in res.rows}
-
-
-def _pg_load_unchanged(writer: Database, cat: Catalog) -> dict[tuple[str, str], _ValueIndex]:
+def _pg_load_unchanged(store: ValueStore, cat: Catalog) -> dict[tuple[str, str], _ValueIndex]:
     """Values of tables whose stored fingerprint still matches: read back, not recomputed."""
-    state = _pg_state(writer)
+    state = store.state()
     model = cat.embedder.model_path or "hub"
     keep = [t.name for t in cat.schema.tables if state.get(t.name) == (_fingerprint(t), model)]
-    out: dict[tuple[str, str], _ValueIndex] = {}
     if not keep:
-        return out
-    names = ",".join(_str(n) for n in keep)
-    res = _must(writer.execute(f"SELECT tbl, col, value, embedding::text FROM actsagent.catalog_values "
-                               f"WHERE tbl IN ({names}) ORDER BY id", max_rows=10_000_000, timeout_s=60))
-    grouped: dict[tuple[str, str], tuple[list[str], list[np.ndarray]]] = {}
-    for tbl, col, value, vec in res.rows:
-        vals, vecs = grouped.setdefault((tbl.lower(), col.lower()), ([], []))
-        vals.append(value)
-        vecs.append(np.asarray(vec.strip("[]").split(","), dtype=np.float32))
-    for key, (vals, vecs) in grouped.items():
-        out[key] = _ValueIndex(vals, np.vstack(vecs))
+        return {}
+    out = {key: _ValueIndex(vals, vecs) for key, (vals, vecs) in store.load(keep).items()}
     # a table with no stored values is unchanged too: mark its text columns as known-empty
     for t in cat.schema.tables:
         if t.name in keep:
@@ -358,36 +317,19 @@ def _pg_load_unchanged(writer: Database, cat: Catalog) -> dict[tuple[str, str], 
     return out
 
 
-def _pg_store_changed(writer: Database, cat: Catalog) -> None:
-    """Rewrite ``actsagent.catalog_values`` for tables whose fingerprint moved; drop vanished tables."""
-    stored = _pg_state(writer)
+def _pg_store_changed(store: ValueStore, cat: Catalog) -> None:
+    """Rewrite the stored values of tables whose fingerprint moved; forget vanished tables."""
+    stored = store.state()
     model = cat.embedder.model_path or "hub"
     current = {t.name: _fingerprint(t) for t in cat.schema.tables}
     for gone in set(stored) - set(current):
-        _must(writer.execute(f"DELETE FROM actsagent.catalog_values WHERE tbl = {_str(gone)}", read_only=False))
-        _must(writer.execute(f"DELETE FROM actsagent.catalog_state WHERE tbl = {_str(gone)}", read_only=False))
+        store.forget(gone)
     for t in cat.schema.tables:
         if stored.get(t.name) == (current[t.name], model):
             continue
-        _must(writer.execute(f"DELETE FROM actsagent.catalog_values WHERE tbl = {_str(t.name)}", read_only=False))
         rows = []
         for c in t.columns:
             idx = cat.values.get((t.name.lower(), c.name.lower()))
-            if idx is None:
-                continue
-            rows += [f"({_str(t.name)}, {_str(c.name)}, {_str(v)}, '{_vec_literal(vec)}')"
-                     for v, vec in zip(idx.values, idx.vecs)]
-        for i in range(0, len(rows), 200):
-            _must(writer.execute("INSERT INTO actsagent.catalog_values (tbl, col, value, embedding) VALUES "
-                                 + ",".join(rows[i:i + 200]), read_only=False, timeout_s=60))
-        _must(writer.execute(
-            f"INSERT INTO actsagent.catalog_state (tbl, fingerprint, model) VALUES "
-            f"({_str(t.name)}, {_str(current[t.name])}, {_str(model)}) ON CONFLICT (tbl) DO UPDATE "
-            f"SET fingerprint = excluded.fingerprint, model = excluded.model, built_at = now()",
-            read_only=False))
-
-
-def _must(res):
-    if not res.ok:
-        raise RuntimeError(res.message)
-    return res
+            if idx is not None:
+                rows += [(c.name, v, vec) for v, vec in zip(idx.values, idx.vecs)]
+        store.replace(t.name, current[t.name], model, rows)

@@ -7,7 +7,10 @@ cached on disk (a SQLite file per model under ``home_dir()``) so a catalog is em
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import re
+import socket
 import sqlite3
 import threading
 from difflib import SequenceMatcher
@@ -19,21 +22,80 @@ import numpy as np
 from actsagent.config import default_model_path, home_dir
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+HUB_PROBE_TIMEOUT_S = 3.0
+HINT = ("set ACTSAGENT_EMBED_MODEL_PATH to a local copy of all-MiniLM-L6-v2 (a folder with model.onnx and "
+        "tokenizer.json)")
+log = logging.getLogger("actsagent.safeql")
+_MODELS: dict[str | None, object | None] = {}
+_MODELS_LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=4)
 def _load_model(model_path: str | None):
-    from fastembed import TextEmbedding
+    """The model, loaded once per path and process, or None (said once) when it cannot be had quickly.
 
-    from actsagent.errors import UserError
+    Air-gapped sites are common: an explicit path is used as it is, else the local model cache is tried,
+    and a download is attempted only when the hub answers within seconds. Without the model, SafeQL ranks
+    names by their spelling alone (``lexical_distance``).
+    """
+    with _MODELS_LOCK:
+        if model_path not in _MODELS:
+            model, problem = _open_model(model_path)
+            if model is None:
+                log.warning("%s: SafeQL matches names by spelling only; %s", problem, HINT)
+            _MODELS[model_path] = model
+        return _MODELS[model_path]
 
+
+def _open_model(model_path: str | None) -> tuple[object | None, str]:
+    if model_path and not (Path(model_path) / "model.onnx").is_file():
+        return None, f"no embedding model at {model_path}"
+    try:
+        from fastembed import TextEmbedding
+        from loguru import logger  # fastembed's logger
+    except ImportError as e:
+        return None, f"the embedding library is not installed ({e})"
+    logger.disable("fastembed")  # its cache misses and retries are ours to report, in one line
     try:
         if model_path:
-            return TextEmbedding(model_name=MODEL_NAME, specific_model_path=model_path)
-        return TextEmbedding(model_name=MODEL_NAME)  # downloads from the model hub on first use
+            return TextEmbedding(model_name=MODEL_NAME, specific_model_path=model_path), ""
+        try:
+            return TextEmbedding(model_name=MODEL_NAME, local_files_only=True), ""
+        except Exception:  # not in the local cache
+            pass
+        if not _hub_reachable():
+            return None, f"the embedding model {MODEL_NAME} is not on this machine and the model hub is unreachable"
+        return TextEmbedding(model_name=MODEL_NAME), ""
     except Exception as e:  # fastembed raises ValueError/OSError/onnxruntime errors alike
-        raise UserError(f"cannot load the embedding model {MODEL_NAME} "
-                        f"({model_path or 'model hub'}): {e}; set ACTSAGENT_EMBED_MODEL_PATH to a local copy") from e
+        return None, f"cannot load the embedding model {MODEL_NAME} from {model_path or 'the model hub'} ({e})"
+    finally:
+        logger.enable("fastembed")
+
+
+def _hub_reachable() -> bool:
+    """Whether the model hub accepts a connection within seconds (an offline resolver may hang for long)."""
+    from urllib.parse import urlsplit
+
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}:
+        return False
+    from huggingface_hub import constants
+
+    url = urlsplit(constants.ENDPOINT)
+    if not url.hostname:
+        return False
+    ok: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)),
+                                     timeout=HUB_PROBE_TIMEOUT_S).close()
+            ok.append(True)
+        except OSError:
+            pass
+
+    t = threading.Thread(target=probe, daemon=True, name="hub-probe")
+    t.start()
+    t.join(HUB_PROBE_TIMEOUT_S)
+    return bool(ok)
 
 
 def humanize(name: str) -> str:
@@ -44,7 +106,11 @@ def humanize(name: str) -> str:
 
 
 class Embedder:
-    """Normalised sentence vectors; ``distance`` is the Euclidean distance of unit vectors (0..2)."""
+    """Normalised sentence vectors; ``distance`` is the Euclidean distance of unit vectors (0..2).
+
+    Without a model (``available`` is False) every embedding distance is the maximum, 2.0, so the
+    callers' ``min(embedding, lexical)`` falls back to the character-level distance.
+    """
 
     def __init__(self, model_path: str | None = None, cache_dir: Path | None = None) -> None:
         self.model_path = model_path if model_path is not None else default_model_path()
@@ -63,8 +129,14 @@ class Embedder:
     def model(self):
         return _load_model(self.model_path)
 
+    @property
+    def available(self) -> bool:
+        return self.model is not None
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """Vectors for ``texts`` (rows L2-normalised), from memory, the disk cache or the model."""
+        if not self.available:  # placeholders, never cached: every distance is 2.0 without the model
+            return np.zeros((len(texts), self.dim), dtype=np.float32)
         out: list[np.ndarray | None] = [self._mem.get(t) for t in texts]
         missing = sorted({t for t, v in zip(texts, out) if v is None})
         if missing:
@@ -94,8 +166,16 @@ class Embedder:
         return self.embed([text])[0]
 
     def distance(self, a: str, b: str) -> float:
+        if not self.available:
+            return 2.0
         va, vb = self.embed([a, b])
         return float(np.linalg.norm(va - vb))
+
+    def distances(self, text: str, vecs: np.ndarray) -> np.ndarray:
+        """Distance of ``text`` to each row of ``vecs`` (vectors this embedder made)."""
+        if not self.available:
+            return np.full(len(vecs), 2.0)
+        return np.linalg.norm(vecs - self.one(text), axis=1)
 
 
 def lexical_distance(a: str, b: str) -> float:
@@ -125,7 +205,11 @@ def _subsequence(short: str, long_: str) -> bool:
     return all(ch in it for ch in short)
 
 
-@lru_cache(maxsize=8)
 def shared_embedder(model_path: str | None = None) -> Embedder:
-    """One embedder (and model) per model path per process."""
-    return Embedder(model_path if model_path is not None else default_model_path())
+    """One embedder (and model) per model path per process; the default path is read from the environment."""
+    return _shared_embedder(model_path if model_path is not None else default_model_path())
+
+
+@lru_cache(maxsize=8)
+def _shared_embedder(model_path: str | None) -> Embedder:
+    return Embedder(model_path)

@@ -24,6 +24,7 @@ WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
   AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'actsagent')
   AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
   AND has_schema_privilege(n.oid, 'USAGE')
+  AND has_column_privilege(c.oid, a.attnum, 'SELECT')  -- a role sees what it may read: no revoked view or column
 ORDER BY n.nspname, c.relname, a.attnum
 """
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -25,7 +26,9 @@ from actsagent.db.base import Database
 from actsagent.errors import ActsagentError, DatabaseUnavailable
 from actsagent.web.agent_bridge import AgentBridge
 from actsagent.web.answer import Answerer
+from actsagent.web.body_limit import BodyLimit
 from actsagent.web.flow import NO_LLM_NOTE, DatabaseHandle, Flow
+from actsagent.web.limits import MAX_BODY_BYTES, cut
 from actsagent.web.models import (
     AskRequest,
     ClarifyRequest,
@@ -35,29 +38,48 @@ from actsagent.web.models import (
     SqlRequest,
     Status,
     Turn,
+    TurnKind,
     WebEvent,
 )
 from actsagent.web.runner import TurnRunner
-from actsagent.web.store import ConversationStore
+from actsagent.web.store import ConversationBusy, ConversationStore
 
 log = logging.getLogger("actsagent.web")
 STATIC = Path(__file__).parent / "static"
 _NEW_TITLE = "New conversation"
 
 
+TOKEN_NEEDED = "This copilot needs its access token."
+
+
+def given_token(request: Request) -> str:
+    """The token a request carries: ``Authorization: Bearer``, ``X-Actsagent-Token`` or ``?token=``."""
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return request.headers.get("x-actsagent-token") or request.query_params.get("token") or ""
+
+
 def _sse(ev: WebEvent) -> bytes:
     return f"id: {ev.seq}\nevent: step\ndata: {ev.model_dump_json()}\n\n".encode()
 
 
+def _validation_errors(e: RequestValidationError) -> list[dict[str, Any]]:
+    """Where each invalid field is and what is wrong with it, never the value sent (which may be huge or secret)."""
+    return [{"loc": [cut(str(part), 100) for part in err.get("loc", ())][:10],
+             "msg": cut(str(err.get("msg", "")), 300)} for err in e.errors()[:20]]
+
+
 def create_app(*, db: Database | str | None = None, model: Any = None, store_path: str | Path | None = None,
                token: str | None = None, allowed_hosts: list[str] | None = None, llm_answers: bool = True,
-               mode: str = "tree") -> FastAPI:
+               mode: str = "tree", max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     """The app; ``db`` is a Database, a target for ``open_database`` or None (the demo database).
 
     ``model`` is a chat model (``actsagent.llm.get_chat_model()`` or a scripted one) or None for the
-    agent's LLM-free path. ``token``, when set, is required on every API call (header
-    ``Authorization: Bearer``, ``X-Actsagent-Token`` or ``?token=``). ``allowed_hosts`` guards a
-    localhost server against DNS rebinding.
+    agent's LLM-free path. ``token``, when set, is required on every route but the page and its static
+    files (header ``Authorization: Bearer``, ``X-Actsagent-Token`` or ``?token=``). ``allowed_hosts`` guards
+    a localhost server against DNS rebinding. A request body over ``max_body_bytes`` is refused (413) while
+    it is read.
     """
     store = ConversationStore(store_path)
     store.mark_interrupted()
@@ -73,24 +95,20 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
         handle.close()
         store.close()
 
+    # the schema is served by the API router below, behind the token like every other API route
     app = FastAPI(title="actsagent copilot", version=__version__, lifespan=lifespan, docs_url=None,
-                  openapi_url="/api/openapi.json", redoc_url=None)
+                  openapi_url=None, redoc_url=None)
     app.state.store, app.state.runner, app.state.flow, app.state.db = store, runner, flow, handle
 
     if allowed_hosts:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    app.add_middleware(BodyLimit, limit=max_body_bytes)  # outermost: nothing reads a body before the limit
 
     def check_token(request: Request) -> None:
-        if not token:
-            return
-        given = request.headers.get("x-actsagent-token") or request.query_params.get("token") or ""
-        auth = request.headers.get("authorization", "")
-        if auth.lower().startswith("bearer "):
-            given = auth[7:].strip()
-        if not secrets.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(status_code=401, detail="This copilot needs its access token.")
+        if token and not secrets.compare_digest(given_token(request).encode(), token.encode()):
+            raise HTTPException(status_code=401, detail=TOKEN_NEEDED)
 
     def json_only(request: Request) -> None:
         # A cross-site form cannot send application/json without a CORS preflight, which we never allow.
@@ -106,21 +124,34 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
         code = 503 if isinstance(e, DatabaseUnavailable) else 400
         return JSONResponse({"detail": str(e)}, status_code=code)
 
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        errors = _validation_errors(e)
+        words = "; ".join("the body is not valid JSON" if err["msg"] == "JSON decode error" else
+                          f"{'.'.join(err['loc'][1:]) or 'the body'}: {err['msg']}" for err in errors[:3])
+        return JSONResponse({"detail": cut(f"The request is not valid: {words}.", 500), "errors": errors},
+                            status_code=422)
+
+    @app.exception_handler(ConversationBusy)
+    async def _busy(_: Request, e: ConversationBusy) -> JSONResponse:
+        return JSONResponse({"detail": str(e)}, status_code=409)
+
     @app.exception_handler(Exception)
     async def _bug(_: Request, e: Exception) -> JSONResponse:
         log.exception("request failed")
-        return JSONResponse({"detail": f"Internal error ({type(e).__name__}); see the server log."}, status_code=500)
+        return JSONResponse({"detail": f"The copilot failed on this request ({type(e).__name__}); the details are "
+                                       "in the server log."}, status_code=500)
 
     def conversation_or_404(cid: str) -> Conversation:
         conv = store.get_conversation(cid, with_events=False)
         if conv is None:
-            raise HTTPException(status_code=404, detail=f"No conversation {cid}.")
+            raise HTTPException(status_code=404, detail="No such conversation.")
         return conv
 
     def turn_or_404(tid: str) -> Turn:
         turn = store.get_turn(tid)
         if turn is None:
-            raise HTTPException(status_code=404, detail=f"No turn {tid}.")
+            raise HTTPException(status_code=404, detail="No such turn.")
         return turn
 
     def name_from(conv: Conversation, text: str) -> None:
@@ -128,10 +159,12 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
             line = " ".join(text.split())
             store.rename_conversation(conv.id, line[:70] + ("…" if len(line) > 70 else ""))
 
-    def busy(cid: str) -> None:
-        conv = store.get_conversation(cid, with_events=False)
-        if conv and any(runner.is_running(t.id) for t in conv.turn_list):
-            raise HTTPException(status_code=409, detail="An answer is still being worked out in this conversation.")
+    def start_turn(cid: str, kind: TurnKind, *, question: str = "", sql: str | None = None) -> Turn:
+        """The turn, started; the store refuses (409) while another turn of the conversation runs."""
+        try:
+            return store.add_turn(cid, kind, question=question, sql=sql)
+        except KeyError:
+            raise HTTPException(status_code=404, detail="No such conversation.") from None
 
     @api.get("/status")
     def status() -> Status:
@@ -169,7 +202,7 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
     def get_conversation(cid: str) -> Conversation:
         conv = store.get_conversation(cid)
         if conv is None:
-            raise HTTPException(status_code=404, detail=f"No conversation {cid}.")
+            raise HTTPException(status_code=404, detail="No such conversation.")
         return conv
 
     @api.patch("/conversations/{cid}")
@@ -181,15 +214,13 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
 
     @api.delete("/conversations/{cid}", status_code=204)
     def delete(cid: str) -> None:
-        busy(cid)
         if not store.delete_conversation(cid):
-            raise HTTPException(status_code=404, detail=f"No conversation {cid}.")
+            raise HTTPException(status_code=404, detail="No such conversation.")
 
     @api.post("/conversations/{cid}/ask", status_code=202)
     def ask(cid: str, body: AskRequest) -> Turn:
         conv = conversation_or_404(cid)
-        busy(cid)
-        turn = store.add_turn(cid, "ask", question=body.question)
+        turn = start_turn(cid, "ask", question=body.question)
         previous = store.previous_turns(cid, turn.index)
         name_from(conv, body.question)
         runner.start(turn.id, lambda: flow.ask(body.question, thread_id=turn.thread_id or turn.id,
@@ -199,12 +230,11 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
     @api.post("/conversations/{cid}/sql", status_code=202)
     def sql(cid: str, body: SqlRequest) -> Turn:
         conv = conversation_or_404(cid)
-        busy(cid)
         question = body.question or ""
         if not question:  # an edit of an earlier answer keeps that answer's question
             prev = store.previous_turns(cid, 10**9, limit=1)
             question = prev[0].question if prev and body.action == "run" else ""
-        turn = store.add_turn(cid, body.action, question=question, sql=body.sql)
+        turn = start_turn(cid, body.action, question=question, sql=body.sql)
         name_from(conv, body.question or body.sql)
         if body.action == "run":
             runner.start(turn.id, lambda: flow.run_sql(body.sql, question=question))
@@ -218,13 +248,13 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
     def get_turn(tid: str) -> Turn:
         turn = store.get_turn(tid, with_events=True)
         if turn is None:
-            raise HTTPException(status_code=404, detail=f"No turn {tid}.")
+            raise HTTPException(status_code=404, detail="No such turn.")
         return turn
 
     @api.post("/turns/{tid}/clarify", status_code=202)
     def clarify(tid: str, body: ClarifyRequest) -> Turn:
         turn = turn_or_404(tid)
-        if turn.status != "awaiting_clarification" or runner.is_running(tid):
+        if not store.claim_turn(tid):  # atomic: of two replies at once, one resumes the run
             raise HTTPException(status_code=409, detail="This answer is not waiting for a clarification.")
         runner.start(tid, lambda: flow.resume(body.answer, thread_id=turn.thread_id or tid, question=turn.question))
         return turn_or_404(tid)
@@ -256,6 +286,14 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
 
         return StreamingResponse(gen(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    @api.get("/openapi.json", include_in_schema=False)
+    def openapi() -> dict[str, Any]:
+        return app.openapi()
+
+    @api.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)
+    def unknown(rest: str) -> None:  # after the token check: an unknown API path tells nothing without the token
+        raise HTTPException(status_code=404, detail="No such API route.")
 
     app.include_router(api)
 

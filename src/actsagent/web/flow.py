@@ -20,6 +20,7 @@ from actsagent.db.results import DbError, ErrorClass, QueryResult
 from actsagent.errors import ActsagentError, DatabaseUnavailable, LLMUnavailable
 from actsagent.web.agent_bridge import AgentBridge, BridgeEvent, FinalView, final_view
 from actsagent.web.answer import Answerer
+from actsagent.web.limits import cut
 from actsagent.web.models import EventType, PlanTree, ResultView, Turn, TurnStatus
 from actsagent.web.plan_tree import TreeBuilder
 from actsagent.web.results import chart_for, view_of
@@ -103,6 +104,19 @@ def _guarded(db: Database, sql: str) -> QueryResult | DbError:
     return run_guarded(db, sql, policy=Policy.strict())
 
 
+_REPAIRABLE_RULES = frozenset({"parse"})  # a syntax error is the analyst's to have fixed, not a safety verdict
+
+
+def _safety_refusal(db: Database, sql: str) -> DbError | None:
+    """The strict guard's refusal of ``sql`` unless it is only about syntax (which the agent may repair)."""
+    from actsagent.guard import Policy, check_sql, rejection_error
+
+    checked = check_sql(sql, db.dialect, Policy.strict())
+    if checked.ok or checked.rule in _REPAIRABLE_RULES:
+        return None
+    return rejection_error(checked)
+
+
 class Flow:
     """The copilot's turns over one database, one agent bridge and one way of wording answers."""
 
@@ -121,8 +135,19 @@ class Flow:
 
     def repair(self, sql: str, *, thread_id: str, question: str | None = None,
                previous: list[Turn] = ()) -> Iterator[Step]:
+        """The agent repairs what the database rejects or answers wrongly; SQL the strict guard refuses for
+        safety (anything but its syntax) is refused as it stands, not rewritten into something that passes."""
         yield Step(type="start", message=question or "Repair this SQL",
                    data={"kind": "repair", "question": question or "", "sql": sql, "llm": self.bridge.has_llm})
+        try:
+            refusal = _safety_refusal(self.db.get(), sql)
+        except ActsagentError as e:
+            yield from self._fail(e)
+            return
+        if refusal is not None:
+            yield Step(type="error", message=describe_db_error(refusal), data=_err_data(refusal))
+            yield Step(type="done", data={"status": "failed"})
+            return
         intent = intent_text(question=question, sql=sql, previous=list(previous))
         yield from self._agent(question or "", lambda db: self.bridge.ask(intent, db, thread_id=thread_id, sql=sql))
 
@@ -243,10 +268,17 @@ class Flow:
         elif isinstance(e, ActsagentError):
             msg, kind = str(e), "user"
         else:
-            msg, kind = f"Internal error ({type(e).__name__}): {e}. The details are in the server log.", "internal"
+            msg, kind = failure_text(e), "internal"
         yield Step(type="error", message=msg, data={"kind": kind}, tree=tree.snapshot() if tree else None)
         if done:
             yield Step(type="done", data={"status": "failed"})
+
+
+def failure_text(e: BaseException) -> str:
+    """A bug in the copilot, in one line: what failed and where to look, never a traceback."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else "no message"
+    return (f"The copilot failed while working this out ({type(e).__name__}: {cut(first, 300)}); "
+            "the details are in the server log.")
 
 
 def intent_text(*, question: str | None, sql: str | None, previous: list[Turn]) -> str:
@@ -268,7 +300,7 @@ def _option_text(o: Any) -> str:
 def _err_data(err: DbError) -> dict[str, Any]:
     return {"kind": "guard" if err.error_class == ErrorClass.GUARD_REJECTED else "sql",
             "error_class": err.error_class.value, "position": err.position, "code": err.code,
-            "identifier": err.identifier}
+            "identifier": cut(err.identifier, 200)}  # the engine may name a whole literal here
 
 
 def _final_data(fv: FinalView) -> dict[str, Any]:

@@ -38,7 +38,12 @@ class PlanTree(BaseModel):
 
 
 class ResultView(BaseModel):
-    """Rows as the page shows them; values are already JSON-safe."""
+    """Rows as the page shows them: a bounded preview (``results.preview``) of JSON-safe values.
+
+    ``row_count`` counts every row the query returned, ``rows`` holds the ones kept, ``truncated`` says
+    rows were left out (by the preview or the database's row cap), ``more_rows`` that the query has more
+    rows than the database fetched, and ``note`` says what was cut, in words.
+    """
 
     columns: list[str] = Field(default_factory=list)
     types: list[str] = Field(default_factory=list)
@@ -46,6 +51,8 @@ class ResultView(BaseModel):
     row_count: int = 0
     truncated: bool = False
     elapsed_ms: float | None = None
+    more_rows: bool = False
+    note: str | None = None
 
 
 class ChartSpec(BaseModel):

@@ -4,12 +4,15 @@ a short answer in words (deterministic; the LLM's wording is optional, see ``ans
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 from actsagent.db.results import QueryResult
+from actsagent.web.limits import MAX_CELL_CHARS, MAX_PREVIEW_BYTES, MAX_PREVIEW_ROWS, bounded, cut
 from actsagent.web.models import ChartSpec, ResultView
 
 _MAX_SAFE_INT = 2**53 - 1
@@ -45,26 +48,72 @@ def jsonable(v: Any) -> Any:
     return str(v)
 
 
-def view_of(res: QueryResult, *, max_rows: int = 500) -> ResultView:
-    rows = [[jsonable(v) for v in r] for r in res.rows[:max_rows]]
-    return ResultView(columns=[c.name for c in res.columns], types=[c.type for c in res.columns], rows=rows,
-                      row_count=res.row_count, truncated=res.truncated or res.row_count > max_rows,
-                      elapsed_ms=round(res.elapsed_ms, 1))
+def view_of(res: QueryResult, *, max_rows: int = MAX_PREVIEW_ROWS) -> ResultView:
+    return preview([c.name for c in res.columns], [c.type for c in res.columns],
+                   ([jsonable(v) for v in r] for r in res.rows), row_count=res.row_count, truncated=res.truncated,
+                   elapsed_ms=round(res.elapsed_ms, 1), max_rows=max_rows)
 
 
-def view_from_dump(data: dict[str, Any], *, max_rows: int = 500) -> ResultView | None:
+def view_from_dump(data: dict[str, Any], *, max_rows: int = MAX_PREVIEW_ROWS) -> ResultView | None:
     """A result the agent returned as a plain dict (``QueryResult`` dump or {columns, rows})."""
-    if not isinstance(data, dict) or "rows" not in data:
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         return None
-    cols_raw = data.get("columns") or []
-    names = [c.get("name", "") if isinstance(c, dict) else str(c) for c in cols_raw]
-    types = [c.get("type", "") if isinstance(c, dict) else "" for c in cols_raw]
+    cols_raw: list[Any] = data["columns"] if isinstance(data.get("columns"), list) else []
+    names = [str(c.get("name", "")) if isinstance(c, dict) else str(c) for c in cols_raw]
+    types = [str(c.get("type", "")) if isinstance(c, dict) else "" for c in cols_raw]
     numeric = [any(k in t.lower() for k in _NUM_TYPES) for t in types]
-    rows = [[_number(v) if i < len(numeric) and numeric[i] else jsonable(v) for i, v in enumerate(r)]
-            for r in (data.get("rows") or [])[:max_rows]]
-    count = int(data.get("row_count") or len(data.get("rows") or []))
-    return ResultView(columns=names, types=types, rows=rows, row_count=count,
-                      truncated=bool(data.get("truncated")) or count > max_rows, elapsed_ms=data.get("elapsed_ms"))
+    rows = ([_number(v) if i < len(numeric) and numeric[i] else jsonable(v) for i, v in enumerate(r)]
+            for r in data["rows"] if isinstance(r, list))
+    try:
+        count = int(data.get("row_count") or len(data["rows"]))
+    except (TypeError, ValueError):
+        count = len(data["rows"])
+    elapsed = data.get("elapsed_ms")
+    return preview(names, types, rows, row_count=count, truncated=bool(data.get("truncated")),
+                   elapsed_ms=elapsed if isinstance(elapsed, (int, float)) else None, max_rows=max_rows)
+
+
+def preview(columns: list[str], types: list[str], rows: Iterable[list[Any]], *, row_count: int, truncated: bool,
+            elapsed_ms: float | None, max_rows: int = MAX_PREVIEW_ROWS,
+            max_bytes: int = MAX_PREVIEW_BYTES) -> ResultView:
+    """The rows a turn keeps and sends: at most ``max_rows`` rows and ``max_bytes`` of JSON, each value cut to
+    ``MAX_CELL_CHARS``. ``row_count`` stays the full count; ``truncated`` says the database stopped at its row
+    cap (``more_rows``) or the preview left rows out."""
+    kept: list[list[Any]] = []
+    size = cells_cut = 0
+    full = True
+    for r in rows:
+        if len(kept) >= max_rows:
+            full = False
+            break
+        row = [_cell(v) for v in r]
+        cells_cut += sum(1 for a, b in zip(r, row, strict=True) if a is not b)
+        size += len(json.dumps(row, ensure_ascii=False).encode())
+        if size > max_bytes:
+            full = False
+            break
+        kept.append(row)
+    row_count = max(row_count, len(kept))
+    notes = ["the database stopped at its row cap"] if truncated else []
+    if not full or len(kept) < row_count:
+        cap = f"{max_bytes // 1024} KB" if len(kept) < max_rows else f"{max_rows} rows"
+        notes.append(f"showing {len(kept):,} of {row_count:,} rows, the preview keeps at most {cap}")
+    if cells_cut:
+        notes.append(f"{cells_cut:,} long value(s) cut to {MAX_CELL_CHARS:,} characters")
+    return ResultView(columns=columns, types=types, rows=kept, row_count=row_count,
+                      truncated=truncated or len(kept) < row_count, elapsed_ms=elapsed_ms, more_rows=truncated,
+                      note="; ".join(notes) or None)
+
+
+def _cell(v: Any) -> Any:
+    """A JSON-safe value cut to ``MAX_CELL_CHARS`` (text, or arrays and JSON documents as their JSON text)."""
+    if isinstance(v, str):
+        return cut(v, MAX_CELL_CHARS)
+    if isinstance(v, (list, dict)):
+        small = bounded(v, max_text=MAX_CELL_CHARS, budget=MAX_CELL_CHARS, max_items=100, max_depth=4)
+        if small != v:
+            return cut(json.dumps(small, ensure_ascii=False), MAX_CELL_CHARS)
+    return v
 
 
 def _number(v: Any) -> Any:
@@ -141,16 +190,19 @@ def _fmt(v: Any) -> str:
         return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e15 else f"{v:.4g}"
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:,}"
-    return str(v)
+    text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else str(v)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def summarize(view: ResultView, chart: ChartSpec | None = None) -> str:
     """A short answer in words, from the rows alone: what a person checks first."""
     n = view.row_count
-    more = " (cut at the row cap; there are more)" if view.truncated else ""
+    more = " (cut at the row cap; there are more)" if view.more_rows else ""
     if n == 0:
         return ("No rows. An empty result often means a filter value does not match the stored data: "
                 "check the WHERE clause against the values in the table.")
+    if not view.rows:
+        return f"{n:,} row(s){more}, too wide to preview."
     if n == 1 and len(view.columns) == 1:
         return f"{view.columns[0]}: {_fmt(view.rows[0][0])}."
     if n == 1:

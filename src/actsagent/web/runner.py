@@ -11,7 +11,8 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from actsagent.web.flow import Step
+from actsagent.web.flow import Step, failure_text
+from actsagent.web.limits import MAX_MESSAGE_CHARS, bounded, bounded_tree, cut
 from actsagent.web.models import WebEvent
 from actsagent.web.store import ConversationStore
 
@@ -60,28 +61,36 @@ class TurnRunner:
         return bool(ch and ch.open)
 
     def start(self, turn_id: str, steps: Callable[[], Iterator[Step]]) -> None:
-        """Run ``steps`` for ``turn_id`` in a worker; the turn must not be running already."""
+        """Run ``steps`` for ``turn_id`` in a worker. The caller has set the turn ``running`` in the store
+        (``add_turn`` or ``claim_turn``), which is what keeps a conversation to one turn at a time."""
         with self._lock:
             existing = self._channels.get(turn_id)
             if existing is not None and existing.open:
                 raise RuntimeError(f"turn {turn_id} is already running")
             ch = Channel(self.store.events(turn_id))
             self._channels[turn_id] = ch
-        self.store.update_turn(turn_id, status="running")
-        self._pool.submit(self._work, turn_id, ch, steps)
+        try:
+            self._pool.submit(self._work, turn_id, ch, steps)
+        except RuntimeError:  # shutting down: the turn will not run, so it must not hold its conversation
+            ch.close()
+            self.store.end_if_running(turn_id, "interrupted")
+            raise
 
     def _work(self, turn_id: str, ch: Channel, steps: Callable[[], Iterator[Step]]) -> None:
         try:
             for ev in record(self.store, turn_id, steps()):
                 ch.push(ev)
-        except Exception:  # Flow turns failures into steps; this is a bug in the copilot itself
+        except Exception as e:  # Flow turns failures into steps; this is a bug in the copilot itself
             log.exception("turn %s crashed", turn_id)
-            for ev in record(self.store, turn_id, iter([
-                    Step(type="error", message="Internal error in the copilot; the details are in the server log.",
-                         data={"kind": "internal"}),
-                    Step(type="done", data={"status": "failed"})])):
-                ch.push(ev)
+            try:
+                for ev in record(self.store, turn_id, iter([
+                        Step(type="error", message=failure_text(e), data={"kind": "internal"}),
+                        Step(type="done", data={"status": "failed"})])):
+                    ch.push(ev)
+            except Exception:
+                log.exception("turn %s: could not record its failure", turn_id)
         finally:
+            self.store.end_if_running(turn_id)  # never leave the conversation locked
             ch.close()
 
     def shutdown(self) -> None:
@@ -89,13 +98,15 @@ class TurnRunner:
 
 
 def record(store: ConversationStore, turn_id: str, steps: Iterator[Step]) -> Iterator[WebEvent]:
-    """Store each step of a turn as an event (and the turn's outcome), then hand it on."""
+    """Store each step of a turn as an event (and the turn's outcome), then hand it on; every event is cut
+    to the sizes of ``limits`` first, so neither the store nor a listener ever gets a huge one."""
     for step in steps:
         ev = WebEvent(turn_id=turn_id, seq=store.next_seq(turn_id), type=step.type, node_id=step.node_id,
-                      message=step.message, data=step.data, tree=step.tree)
+                      message=cut(step.message, MAX_MESSAGE_CHARS), data=bounded(step.data),
+                      tree=bounded_tree(step.tree))
         store.append_event(ev)
         if step.type == "done":
-            store.update_turn(turn_id, status=step.data.get("status", "failed"), final_sql=step.data.get("final_sql"))
+            store.update_turn(turn_id, status=ev.data.get("status", "failed"), final_sql=ev.data.get("final_sql"))
         elif step.type == "answer":
-            store.update_turn(turn_id, answer=step.message)
+            store.update_turn(turn_id, answer=ev.message)
         yield ev

@@ -1,7 +1,9 @@
 """Conversations on disk (one SQLite file), so a restart of the server loses nothing.
 
 Every event of every turn is kept: the page rebuilds a conversation by replaying them, with
-the same code that draws a live answer.
+the same code that draws a live answer. One turn at a time per conversation is the store's rule,
+not the caller's: a unique index allows one ``running`` turn per conversation, so concurrent
+requests (and processes sharing the file) cannot both start one.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from actsagent.config import home_dir
 from actsagent.web.models import Conversation, ConversationSummary, Turn, TurnKind, TurnStatus, WebEvent
 
+_ONE_RUNNING = "turns_one_running"
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS conversations (
         id TEXT PRIMARY KEY, title TEXT NOT NULL, database TEXT NOT NULL DEFAULT '',
@@ -27,6 +32,7 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS events (
         turn_id TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
         body TEXT NOT NULL, PRIMARY KEY (turn_id, seq))""",
+    f"CREATE UNIQUE INDEX IF NOT EXISTS {_ONE_RUNNING} ON turns(conversation_id) WHERE status = 'running'",
 ]
 
 _TURN_COLS = "id, conversation_id, idx, kind, question, sql, status, thread_id, final_sql, answer, created_at"
@@ -34,6 +40,17 @@ _TURN_COLS = "id, conversation_id, idx, kind, question, sql, status, thread_id, 
 
 def default_store_path() -> Path:
     return home_dir() / "copilot.sqlite"
+
+
+class ConversationBusy(Exception):
+    """A turn of this conversation is running: another one may not start until it ends."""
+
+    def __init__(self) -> None:
+        super().__init__("An answer is still being worked out in this conversation.")
+
+
+def _busy(e: sqlite3.IntegrityError) -> bool:
+    return "turns.conversation_id" in str(e)
 
 
 class ConversationStore:
@@ -45,15 +62,33 @@ class ConversationStore:
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses nothing committed, no fsync per event
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=5000")
         with self._lock:
-            for stmt in _SCHEMA:
+            fresh = not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (_ONE_RUNNING,)).fetchone()
+            for stmt in _SCHEMA[:-1]:
                 self._conn.execute(stmt)
+            if fresh:  # a file from before the index may hold two running turns of one conversation
+                self.mark_interrupted()
+            self._conn.execute(_SCHEMA[-1])
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A transaction holding SQLite's write lock from its first read, so a check and the write it guards
+        see the same data even when another process writes to the file (and a busy file is waited for)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     # conversations -------------------------------------------------------------------------
     def create_conversation(self, title: str, database: str = "") -> ConversationSummary:
@@ -92,27 +127,52 @@ class ConversationStore:
             self._conn.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, cid))
 
     def delete_conversation(self, cid: str) -> bool:
-        with self._lock:
-            cur = self._conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
-        return cur.rowcount > 0
-
-    def touch(self, cid: str) -> None:
-        with self._lock:
-            self._conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (time.time(), cid))
+        """Delete a conversation with its turns; False if there is none. Raises ``ConversationBusy``
+        while one of its turns runs (checked in the transaction that deletes)."""
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM turns WHERE conversation_id = ? AND status = 'running'", (cid,)).fetchone():
+                raise ConversationBusy()
+            return conn.execute("DELETE FROM conversations WHERE id = ?", (cid,)).rowcount > 0
 
     # turns ----------------------------------------------------------------------------------
     def add_turn(self, cid: str, kind: TurnKind, *, question: str = "", sql: str | None = None) -> Turn:
+        """Start a turn (status ``running``) at the end of a conversation, in one transaction: raises
+        ``ConversationBusy`` while another turn of it runs, ``KeyError`` if there is no conversation ``cid``."""
         tid = uuid.uuid4().hex[:12]
+        now = time.time()
+        with self._write() as conn:
+            try:
+                row = conn.execute(
+                    f"INSERT INTO turns ({_TURN_COLS}) SELECT ?, c.id, (SELECT coalesce(max(idx), -1) + 1 FROM turns "
+                    "WHERE conversation_id = c.id), ?, ?, ?, 'running', ?, NULL, NULL, ? FROM conversations c "
+                    "WHERE c.id = ? RETURNING idx", (tid, kind, question, sql, f"copilot-{tid}", now, cid)).fetchall()
+            except sqlite3.IntegrityError as e:
+                if _busy(e):
+                    raise ConversationBusy() from None
+                raise
+            if not row:
+                raise KeyError(cid)
+            conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
+        return Turn(id=tid, conversation_id=cid, index=row[0][0], kind=kind, question=question, sql=sql,
+                    status="running", thread_id=f"copilot-{tid}", created_at=now)
+
+    def claim_turn(self, tid: str, *, waiting: TurnStatus = "awaiting_clarification") -> bool:
+        """Set a turn that is ``waiting`` back to ``running``, atomically: False if it was not waiting
+        (or another request claimed it first); ``ConversationBusy`` if another turn of its conversation runs."""
+        with self._write() as conn:
+            try:
+                cur = conn.execute("UPDATE turns SET status = 'running' WHERE id = ? AND status = ?", (tid, waiting))
+            except sqlite3.IntegrityError as e:
+                if _busy(e):
+                    raise ConversationBusy() from None
+                raise
+        return cur.rowcount > 0
+
+    def end_if_running(self, tid: str, status: TurnStatus = "failed") -> bool:
+        """A worker that stopped without recording the turn's end must not leave its conversation locked."""
         with self._lock:
-            (idx,) = self._conn.execute("SELECT coalesce(max(idx), -1) + 1 FROM turns WHERE conversation_id = ?",
-                                        (cid,)).fetchone()
-            turn = Turn(id=tid, conversation_id=cid, index=idx, kind=kind, question=question, sql=sql,
-                        thread_id=f"copilot-{tid}")
-            self._conn.execute(f"INSERT INTO turns ({_TURN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               (turn.id, cid, idx, kind, question, sql, turn.status, turn.thread_id, None, None,
-                                turn.created_at))
-            self.touch(cid)
-        return turn
+            cur = self._conn.execute("UPDATE turns SET status = ? WHERE id = ? AND status = 'running'", (status, tid))
+        return cur.rowcount > 0
 
     def get_turn(self, tid: str, *, with_events: bool = False) -> Turn | None:
         with self._lock:

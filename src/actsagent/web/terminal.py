@@ -200,7 +200,7 @@ class ChatSession:
         c = self.console
         if view.columns:
             c.print(rows_table(view.columns, view.rows, max_rows=self.max_rows))
-        more = " (cut at the row cap)" if view.truncated else ""
+        more = f" ({view.note})" if view.note else ""
         ms = f" in {view.elapsed_ms:.0f} ms" if view.elapsed_ms is not None else ""
         c.print(Text(f"{view.row_count} row(s){more}{ms}", style="green"))
 

@@ -525,7 +525,7 @@
     var v = st.result;
     var limit = st.showAllRows ? v.rows.length : 50;
     var sec = h("div", { "class": "table-sec" });
-    var meta = v.row_count + (v.row_count === 1 ? " row" : " rows") + (v.truncated ? " (cut at the row cap)" : "") +
+    var meta = v.row_count + (v.row_count === 1 ? " row" : " rows") + (v.note ? " (" + v.note + ")" : "") +
       (v.elapsed_ms != null ? " · " + (v.elapsed_ms < 10 ? v.elapsed_ms.toFixed(1) : Math.round(v.elapsed_ms)) + " ms" : "");
     sec.appendChild(h("div", { "class": "sec-head" }, [h("span", { "class": "sec-title", text: "Rows" }),
       h("span", { "class": "muted", "data-testid": "row-count", text: meta }), h("span", { "class": "spacer" }),
