@@ -76,7 +76,8 @@ def test_hostile_checks_never_run_as_sql_and_are_reported(pg_db):
         {"kind": "state", "query": "DELETE FROM orders RETURNING id", "expected": {"rows": []}},
         {"kind": "row_count", "relation": "exactly", "count_query": "SELECT pg_sleep(5)"},
         {"kind": "edge", "setup": [{"table": "customers", "columns": ["id", "name"],
-                                    "rows": [[i, f"n{i}"] for i in range(100, 170)]}], "expected": {"rows": []}}]}
+                                    "rows": [[i, f"n{i}"] for i in range(100, 170)]}], "expected": {"rows": []}},
+        {"kind": "example", "expected": {"rows": [["x"]] * 500}}]}
     ver = run_checks(pg_db, NAMES, plan)
     res = {r.id: r for r in ver.results}
     assert res["c1"].status == "passed"  # the quote is data: inserted and read back literally
@@ -84,6 +85,7 @@ def test_hostile_checks_never_run_as_sql_and_are_reported(pg_db):
     assert res["c3"].status == "could_not_run" and "guard" in res["c3"].detail  # a check's query must be a read
     assert res["c4"].status == "could_not_run" and "pg_sleep" in res["c4"].detail
     assert res["c5"].status == "could_not_run" and "more than 60 rows" in res["c5"].detail
+    assert res["c6"].status == "could_not_run" and "more than 100 rows" in res["c6"].detail
     assert pg_db.execute("SELECT count(*) FROM customers").rows == [[3]]
     assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]
 

@@ -441,11 +441,13 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
         _judge_alone(rt, state, rec, original, out, refuted_twins)
     for r in [rec, *changed]:
         cands.put(r)
-        _mark(rt, state, tree, r)
     verified = cands.verified()
-    if verified:
-        state["accepted"] = max(verified, key=CandidateRecord.rank).node
-    elif rec.status != "verified" and rt.model is not None and state["mode"] != "linear":
+    accepted = max(verified, key=CandidateRecord.rank).node if verified else None
+    for r in [rec, *changed]:
+        _mark(rt, state, tree, r, chosen=r.node == accepted)
+    if accepted is not None:
+        state["accepted"] = accepted
+    elif rt.model is not None and state["mode"] != "linear":
         _add_rewrite_sibling(state, tree, node, rec)
     _save_candidates(state, cands)
 
@@ -502,11 +504,13 @@ def _compare(rt: Runtime, state: TreeState, rec: CandidateRecord, rivals: list[C
     return True
 
 
-def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord) -> None:
-    """Put the record's verdict on its node (where the CLI, the copilot and the benchmarks read it)."""
+def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *, chosen: bool) -> None:
+    """Put the record's verdict on its node (where the CLI, the copilot and the benchmarks read it). One node is
+    accepted (the run ends with it); another verified candidate is done, its verdict saying it was confirmed."""
     node = tree.nodes[rec.node]
     node.verdict = {**rec.verdict.model_dump(mode="json"), "summary": rec.verdict.summary(), "status": rec.status}
-    statuses: dict[str, NodeStatus] = {"verified": "accepted", "unconfirmed": "unconfirmed", "refuted": "refuted"}
+    statuses: dict[str, NodeStatus] = {"verified": "accepted" if chosen else "done", "unconfirmed": "unconfirmed",
+                                       "refuted": "refuted"}
     node.status = statuses[rec.status]
     if rt.model is None and rec.verdict.passed:  # the LLM-free fallback accepts what executes with rows
         node.status = "accepted"

@@ -19,6 +19,7 @@ from actsagent.tools._context import ToolContext
 from actsagent.tools._scenarios import CannotRun, PlanReport
 from actsagent.tools._values import digests, plain, rows_match, sort_key
 from actsagent.tools.checks import (
+    MAX_EXPECTED_ROWS,
     Check,
     CheckKind,
     CheckPlan,
@@ -327,6 +328,8 @@ def _row_count(c: RowCountCheck, out: QueryOutput, run: ScenarioRun) -> tuple[Ch
 
 
 def _scenario_check(c: ScenarioCheck, ver: Verification) -> tuple[CheckStatus, str]:
+    if len(c.expected.rows) > MAX_EXPECTED_ROWS:
+        return "could_not_run", f"the check expects more than {MAX_EXPECTED_ROWS} rows"
     run = ver.scenario(c.id if c.setup else "sample")
     if run is None or run.status == "could_not_run":
         return "could_not_run", run.reason if run else "its scenario did not run"
