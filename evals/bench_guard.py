@@ -256,7 +256,8 @@ def main() -> None:
                         columns=["benchmark", "gold SQL", "regenerated"], rows=eq["examples"][:20])]
            if eq["examples"] else []),
         notes=["Guard time covers parse, checks, LIMIT injection, regeneration and the second parse and check "
-               "of the regenerated SQL.",
+               "of the regenerated SQL; for postgres also PostgreSQL's own parser (pglast) reading the regenerated "
+               "SQL.",
                "Raw psycopg: one open autocommit connection, execute + fetchall, simple protocol. "
                "PostgresDatabase.execute adds a pool checkout, SET TRANSACTION READ ONLY, SET LOCAL "
                "statement_timeout, the extended protocol (prepare=True), typed result building and ROLLBACK: "

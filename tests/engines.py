@@ -25,3 +25,11 @@ def sorted_rows(db, sql: str) -> list[tuple[str, ...]]:
     res = db.execute(sql)
     assert res.ok, res
     return sorted(tuple(str(v) for v in r) for r in res.rows)
+
+
+def sqlite_file(path, setup: list[str]):
+    """A SQLite file at ``path`` made from ``setup``; returns the path."""
+    with sqlite3.connect(path) as conn:
+        for s in setup:
+            conn.execute(s)
+    return path

@@ -108,6 +108,12 @@ def test_values_above_the_cap_are_wrapped_and_policy_cap_is_used():
     ("SELECT rolpassword FROM pg_catalog.pg_authid", "denied_relation", "credentials"),
     ("SELECT " + "(" * 3000 + "1" + ")" * 3000, "too_complex", "nested too deeply"),
     ("SELECT 1 AS " + "x" * 100_001, "too_long", "characters long"),
+    ("SELECT 1 FROM t\x00", "control_character", "control character \\x00 at position 16"),
+    ("SELECT (x).encrypt FROM t", "attribute_call", "attribute notation"),
+    ("SELECT (3::float8).pg_sleep", "denied_function", "would call function pg_sleep()"),
+    ("SELECT SECRET('a', 'b')", "unknown_function", "secret() is not on the reviewed list"),
+    ("SELECT current_setting('data_directory')", "denied_setting", "current_setting() may read only"),
+    ("SELECT * FROM pg_stats", "denied_relation", "column statistics"),
 ])
 def test_rejections_name_the_rule_and_a_fix(sql, rule, words):
     r = check_sql(sql, "postgres")

@@ -13,6 +13,7 @@ from actsagent.db.results import DbError, ErrorClass, ExecResult
 from actsagent.errors import UserError
 
 if TYPE_CHECKING:
+    from actsagent.db.catalog import ServerCatalog
     from actsagent.schema.model import SchemaInfo
 
 Dialect = Literal["postgres", "sqlite"]
@@ -79,6 +80,15 @@ class Database(ABC):
 
     def invalidate_schema(self) -> None:
         self._schema = None
+        self._catalog = None
+
+    def catalog(self) -> ServerCatalog | None:
+        """Function, column and relation names the server resolves (for the guard); cached per Database object."""
+        if getattr(self, "_catalog", None) is None:
+            from actsagent.db.catalog import fetch_catalog
+
+            self._catalog = fetch_catalog(self)
+        return self._catalog
 
     @abstractmethod
     def close(self) -> None: ...

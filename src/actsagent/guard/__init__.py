@@ -6,10 +6,12 @@ role (``actsagent.db.roles``) is the second layer: the guard is a filter, not a 
 """
 
 from actsagent.guard.check import check_sql
-from actsagent.guard.functions import ALLOWED, DENIED, DENIED_PREFIXES, DENIED_RELATIONS, denied_reason
+from actsagent.guard.functions import ALLOWED, DENIED, DENIED_PREFIXES, SAFE_SETTINGS, denied_reason
 from actsagent.guard.models import GuardedSQL, GuardRejection, GuardResult, Policy
+from actsagent.guard.relations import DENIED_RELATIONS, denied_relation
 from actsagent.guard.run import rejection_error, run_guarded
 from actsagent.guard.split import split_statements
 
-__all__ = ["ALLOWED", "DENIED", "DENIED_PREFIXES", "DENIED_RELATIONS", "GuardRejection", "GuardResult", "GuardedSQL",
-           "Policy", "check_sql", "denied_reason", "rejection_error", "run_guarded", "split_statements"]
+__all__ = ["ALLOWED", "DENIED", "DENIED_PREFIXES", "DENIED_RELATIONS", "SAFE_SETTINGS", "GuardRejection",
+           "GuardResult", "GuardedSQL", "Policy", "check_sql", "denied_reason", "denied_relation", "rejection_error",
+           "run_guarded", "split_statements"]

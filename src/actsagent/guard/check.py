@@ -3,22 +3,35 @@
 The SQL that runs is generated from the checked tree, never the input text, so tricks that make a
 parser and the server disagree (comments, quoting, dollar quotes, unicode escapes) can only change
 what *sqlglot* saw, and that is what gets checked. The output is parsed and checked a second time
-and must regenerate to itself, so a generator quirk cannot smuggle in a different statement.
+and must regenerate to itself, so a generator quirk cannot smuggle in a different statement; for
+PostgreSQL it is also read by PostgreSQL's own parser (``postgres_parse.py``), which names what the
+server will call. Every call is decided by the name written or printed, never by sqlglot's node type.
+Text with control characters (a NUL ends the statement early on the server) is refused outright.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
+from collections import Counter
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
+from sqlglot.tokens import Token, TokenType
 
-from actsagent.guard.functions import DENIED_RELATIONS, denied_reason, is_allowed
+from actsagent.guard.functions import AFTER_CALL_SYNTAX, SYNTAX, denied_reason
 from actsagent.guard.limit import apply_row_limit
 from actsagent.guard.models import GuardedSQL, GuardRejection, Policy
+from actsagent.guard.postgres_parse import check_with_postgres_parser
+from actsagent.guard.rules import Refused, Rules
 from actsagent.guard.split import split_statements
+
+if TYPE_CHECKING:
+    from actsagent.db.catalog import ServerCatalog
 
 # Statement nodes refused anywhere in the tree (a data-modifying CTE is an Insert/Update/Delete
 # below a Select). Names missing from the installed sqlglot are skipped.
@@ -32,6 +45,14 @@ _ANONYMOUS = tuple(getattr(exp, n) for n in ("Anonymous", "AnonymousAggFunc") if
 _READ_ROOTS = (exp.Select, exp.SetOperation, exp.Values, exp.Subquery)
 _READ_ONLY_HINT = ("write one read-only query: SELECT, WITH ... SELECT, UNION/INTERSECT/EXCEPT of SELECTs, "
                    "or VALUES")
+# C0 and C1 control characters and DEL, except tab, newline, carriage return and form feed; and unpaired
+# surrogates, which no encoding carries to the server
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_LITERALS = frozenset({TokenType.STRING, TokenType.NUMBER, TokenType.BIT_STRING, TokenType.HEX_STRING,
+                       TokenType.BYTE_STRING, TokenType.NATIONAL_STRING, TokenType.NATIONAL_RAW_STRING,
+                       TokenType.RAW_STRING, TokenType.HEREDOC_STRING, TokenType.UNICODE_STRING})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9$]*\Z")
+_CAST_OPENERS = frozenset({"cast", "try_cast", "safe_cast"})
 
 
 class _WarningTrap(logging.Filter):
@@ -55,17 +76,13 @@ _trap = _WarningTrap()
 logging.getLogger("sqlglot").addFilter(_trap)
 
 
-class _Refused(Exception):
-    def __init__(self, rule: str, reason: str, offending: str | None = None, position: int | None = None) -> None:
-        super().__init__(reason)
-        self.rule, self.reason, self.offending, self.position = rule, reason, offending, position
-
-
-def check_sql(sql: str, dialect: str, policy: Policy | None = None,
-              max_rows: int | None = None) -> GuardedSQL | GuardRejection:
+def check_sql(sql: str, dialect: str, policy: Policy | None = None, max_rows: int | None = None,
+              catalog: ServerCatalog | None = None) -> GuardedSQL | GuardRejection:
     """Check ``sql`` against ``policy`` (strict by default) for ``dialect`` ("postgres" or "sqlite").
 
-    Never raises for bad SQL: a refusal is a ``GuardRejection`` with a rule code and a reason.
+    ``catalog`` (``Database.catalog()``) holds the server's function and column names: with it, a field
+    ``t.f`` is refused exactly when the server would run it as a call ``f(t)``.
+    Never raises for any SQL: a refusal is a ``GuardRejection`` with a rule code and a reason.
     """
     policy = policy or Policy.strict()
     if dialect not in ("postgres", "sqlite"):
@@ -74,61 +91,100 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None,
         stmts = split_statements(sql, dialect)
         return GuardedSQL(sql=sql, original=sql, dialect=dialect, policy="sandbox", statements=stmts)
     cap = max_rows or policy.max_rows
+    rules = Rules(dialect, policy, catalog)
     try:
         if len(sql) > policy.max_sql_chars:
-            raise _Refused("too_long", f"the SQL is {len(sql)} characters long; the limit is "
-                                       f"{policy.max_sql_chars}; send a shorter query")
-        tree = _parse_one(sql, dialect)
-        _check_tree(tree, dialect, policy)
+            raise Refused("too_long", f"the SQL is {len(sql)} characters long; the limit is "
+                                      f"{policy.max_sql_chars}; send a shorter query")
+        _refuse_control_characters(sql, "the SQL")
+        tree, tokens = _parse_one(sql, rules)
+        _check_tree(tree, sql, tokens, rules)
         tree, row_limit, action = apply_row_limit(tree, cap)
-        out = _generate(tree, dialect)
-        _check_regenerated(out, dialect, policy)
-    except _Refused as r:
+        functions = sorted({f.name.lower() for f in tree.find_all(*_ANONYMOUS)})
+        out = _generate(tree, dialect)  # may transform the tree in place: read it before
+        _refuse_control_characters(out, "the regenerated SQL")
+        _check_regenerated(out, rules)
+        if dialect == "postgres":
+            check_with_postgres_parser(out, rules)
+    except Refused as r:
         return GuardRejection(original=sql, dialect=dialect, rule=r.rule, reason=r.reason, offending=r.offending,
                               position=r.position)
     except RecursionError:
         return GuardRejection(original=sql, dialect=dialect, rule="too_complex",
                               reason="the query is nested too deeply to check; flatten it (fewer nested "
                                      "parentheses or subqueries)")
-    functions = sorted({f.name.lower() for f in tree.find_all(*_ANONYMOUS)})
+    except Exception as e:  # a parser or generator bug on odd input is a refusal, never a crash
+        return GuardRejection(original=sql, dialect=dialect, rule="unsupported",
+                              reason=f"the guard could not check this query (its SQL parser failed with "
+                                     f"{type(e).__name__}); rewrite it with standard syntax")
     return GuardedSQL(sql=out, original=sql, dialect=dialect, policy="strict", statements=[out],
                       row_limit=row_limit, limit_action=action, functions=functions)
 
 
-def _parse_one(sql: str, dialect: str) -> exp.Expression:
+def _refuse_control_characters(text: str, what: str) -> None:
+    m = _CONTROL.search(text)
+    if m:
+        c = ord(m.group())
+        code, kind = (f"\\x{c:02x}", "control character") if c < 0x100 else (f"\\u{c:04x}", "unpaired surrogate")
+        raise Refused("control_character", f"{what} contains the {kind} {code} at position "
+                                           f"{m.start() + 1}; the server may stop reading at it (NUL) or read it "
+                                           "differently; remove it", offending=code, position=m.start() + 1)
+
+
+def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expression, list[Token]]:
+    """One statement's tree, and the tokens it was parsed from (the call-name check reads them)."""
+    dialect = rules.dialect
     if not sql.strip():
-        raise _Refused("empty", "the SQL is empty; " + _READ_ONLY_HINT)
+        raise Refused("empty", "the SQL is empty; " + _READ_ONLY_HINT)
     _trap.local.bucket = warnings = []
+    reader, tokens = Dialect.get_or_raise(dialect), []
     try:
-        trees = sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
+        tokens = reader.tokenize(sql)
+        trees = reader.parser(error_level=ErrorLevel.RAISE).parse(tokens, sql)
     except ParseError as e:
+        _refuse_unreviewed_modelled_call(tokens, reader, rules)
         first = e.errors[0] if e.errors else {}
         where = f" (line {first.get('line')}, column {first.get('col')})" if first.get("line") else ""
         desc = str(first.get("description") or e).splitlines()[0]
-        raise _Refused("parse", f"the SQL does not parse as {dialect}: {desc}{where}; "
-                                "fix the syntax and send one complete statement",
-                       offending=first.get("highlight") or None, position=_position(sql, first)) from e
+        raise Refused("parse", f"the SQL does not parse as {dialect}: {desc}{where}; "
+                               "fix the syntax and send one complete statement",
+                      offending=first.get("highlight") or None, position=_position(sql, first)) from e
     except TokenError as e:
-        raise _Refused("parse", f"the SQL cannot be tokenized as {dialect}: {str(e).splitlines()[0]} "
-                                "(unterminated string, quoted name or comment?)") from e
+        raise Refused("parse", f"the SQL cannot be tokenized as {dialect}: {str(e).splitlines()[0]} "
+                               "(unterminated string, quoted name or comment?)") from e
+    except RecursionError:
+        raise
+    except Exception as e:  # sqlglot's builders fail on arguments they do not expect (VAR_MAP('a'))
+        _refuse_unreviewed_modelled_call(tokens, reader, rules)
+        raise Refused("unsupported", f"the guard's SQL parser failed on this query ({type(e).__name__}); rewrite it "
+                                     "with standard syntax") from e
     finally:
         _trap.local.bucket = None
     stmts = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
     if not stmts:
-        raise _Refused("empty", "the SQL has no statement (only comments or semicolons); " + _READ_ONLY_HINT)
+        raise Refused("empty", "the SQL has no statement (only comments or semicolons); " + _READ_ONLY_HINT)
     if len(stmts) > 1:
         kinds = ", ".join(_kind(s) for s in stmts[:5]) + (", ..." if len(stmts) > 5 else "")
-        raise _Refused("multiple_statements", f"only one read-only statement is allowed; found {len(stmts)} "
-                                              f"statements ({kinds}); send a single query without ';' between "
-                                              "statements", offending=kinds)
+        raise Refused("multiple_statements", f"only one read-only statement is allowed; found {len(stmts)} "
+                                             f"statements ({kinds}); send a single query without ';' between "
+                                             "statements", offending=kinds)
     tree = stmts[0]
     if isinstance(tree, exp.Command):
         kind = _kind(tree)
-        raise _Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
+        raise Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
     if warnings:  # sqlglot parsed it but said it skipped or guessed something: do not run a guess
-        raise _Refused("parse", f"the SQL uses syntax the guard cannot check ({warnings[0][:200]}); "
-                                "rewrite it with standard syntax")
-    return tree
+        raise Refused("parse", f"the SQL uses syntax the guard cannot check ({warnings[0][:200]}); "
+                               "rewrite it with standard syntax")
+    return tree, tokens
+
+
+def _refuse_unreviewed_modelled_call(tokens: list[Token], reader: Dialect, rules: Rules) -> None:
+    """When sqlglot cannot build a query, the usual cause is a function it models from another dialect called
+    with arguments it does not expect (SECRET(1)): name that function rather than sqlglot's complaint."""
+    parser = reader.parser_class
+    for name in _called_names(tokens, SYNTAX[rules.dialect]):
+        if name.upper() in parser.FUNCTIONS or name.upper() in parser.FUNCTION_PARSERS:
+            rules.call(name)
 
 
 def _position(sql: str, error: dict) -> int | None:
@@ -144,91 +200,163 @@ def _generate(tree: exp.Expression, dialect: str) -> str:
     """SQL from the tree; a feature the dialect's generator cannot print is a refusal, not a warning."""
     _trap.local.bucket = warnings = []
     try:
-        out = tree.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE)
+        out = tree.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE, copy=False)
     except SqlglotError as e:
-        raise _Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: "
-                                    f"{str(e).splitlines()[0]}; simplify the query") from e
+        raise Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: "
+                                   f"{str(e).splitlines()[0]}; simplify the query") from e
     finally:
         _trap.local.bucket = None
     if warnings:
-        raise _Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: {warnings[0]}; "
-                                    "simplify the query")
+        raise Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: {warnings[0]}; "
+                                   "simplify the query")
     return out
 
 
-def _check_tree(tree: exp.Expression, dialect: str, policy: Policy) -> None:
+def _check_tree(tree: exp.Expression, text: str, tokens: list[Token], rules: Rules) -> None:
+    """Statement kind, clauses, relations, calls and fields of one parsed statement; ``text`` is what it was
+    parsed from (node positions point into it)."""
     root = tree
     while isinstance(root, exp.Subquery):
         root = root.this
     if not isinstance(root, _READ_ROOTS):
         kind = _kind(tree)
         if not _is_statement(root):
-            raise _Refused("not_read_only", f"the SQL is not a query but a bare expression ({kind}); "
-                                            + _READ_ONLY_HINT, offending=kind)
-        raise _Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
+            raise Refused("not_read_only", f"the SQL is not a query but a bare expression ({kind}); "
+                                           + _READ_ONLY_HINT, offending=kind)
+        raise Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
+    aliases: Counter[str] = Counter()  # t in "WITH t(a) AS" / "AS t(a)": a name before "(" that is no call
     for node in tree.walk():
         if isinstance(node, _WRITE_NODES):
             kind = _kind(node)
-            raise _Refused("write", f"the query contains {kind}: data-modifying statements are not allowed "
-                                    "anywhere, including inside WITH (common table expressions); "
-                                    + _READ_ONLY_HINT, offending=kind)
+            raise Refused("write", f"the query contains {kind}: data-modifying statements are not allowed "
+                                   "anywhere, including inside WITH (common table expressions); "
+                                   + _READ_ONLY_HINT, offending=kind)
         if isinstance(node, _OTHER_NODES):
             kind = _kind(node)
-            raise _Refused("not_read_only", f"the query contains {kind}, which is not allowed; "
-                                            + _READ_ONLY_HINT, offending=kind)
+            raise Refused("not_read_only", f"the query contains {kind}, which is not allowed; "
+                                           + _READ_ONLY_HINT, offending=kind)
         if isinstance(node, exp.Lock) or (isinstance(node, exp.Select) and node.args.get("locks")):
-            raise _Refused("row_lock", "row locks (FOR UPDATE / FOR SHARE / FOR NO KEY UPDATE / FOR KEY SHARE) "
-                                       "are not allowed; remove the locking clause", offending="FOR UPDATE/SHARE")
+            raise Refused("row_lock", "row locks (FOR UPDATE / FOR SHARE / FOR NO KEY UPDATE / FOR KEY SHARE) "
+                                      "are not allowed; remove the locking clause", offending="FOR UPDATE/SHARE")
         if isinstance(node, exp.Select) and node.args.get("into"):
-            raise _Refused("select_into", "SELECT ... INTO creates a table and is not allowed; remove the INTO "
-                                          "clause and select the rows instead", offending="INTO")
+            raise Refused("select_into", "SELECT ... INTO creates a table and is not allowed; remove the INTO "
+                                         "clause and select the rows instead", offending="INTO")
         if isinstance(node, exp.Into):
-            raise _Refused("select_into", "INTO is not allowed; select the rows instead", offending="INTO")
+            raise Refused("select_into", "INTO is not allowed; select the rows instead", offending="INTO")
         if isinstance(node, exp.Func):
-            _check_function(node, dialect, policy)
-        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
-            name = node.name.lower()
-            if name in DENIED_RELATIONS and (node.db or "pg_catalog").lower() in ("pg_catalog", "main"):
-                raise _Refused("denied_relation", f"reading {name} is not allowed: {DENIED_RELATIONS[name]}; "
-                                                  "query the application's tables instead", offending=name)
+            _check_function(node, text, rules)
+        elif isinstance(node, exp.Column):
+            _check_column(node, rules)
+        elif isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
+            name = node.expression
+            rules.field(name.name, _fold(name, rules.dialect), True, f"(...).{name.name}")
+        elif isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            rules.relation(node.db, node.name)
+        elif isinstance(node, exp.TableAlias) and node.args.get("columns"):
+            aliases[node.name.lower()] += 1
+        elif not isinstance(node, exp.Identifier) and (written := _written_name(node, text)):
+            rules.call(written, written=True)  # LIKE(a, b) and MOD(a, b) become operators: still a call written
+    for name in _called_names(tokens, SYNTAX[rules.dialect]):
+        if aliases[name] > 0:
+            aliases[name] -= 1
+        else:
+            rules.call(name)
 
 
-def _check_function(node: exp.Func, dialect: str, policy: Policy) -> None:
+def _check_function(node: exp.Func, text: str, rules: Rules) -> None:
+    """A call is decided by the name written, not by the node type sqlglot made of it: SECRET(...) from
+    another dialect is a typed node, yet the server would call a function named secret."""
     anonymous = isinstance(node, _ANONYMOUS)
-    names = [node.name] if anonymous else [node.key, *type(node).sql_names()]
-    shown = node.name if anonymous else type(node).sql_names()[0] if type(node).sql_names() else node.key
-    for n in names:
-        why = denied_reason(str(n))
-        if why:
-            raise _Refused("denied_function", f"function {str(n).lower()}() is not allowed: {why}; "
-                                              "compute the result with plain SQL instead", offending=str(n).lower())
+    if not anonymous:
+        for n in (node.key, *type(node).sql_names()):
+            if denied_reason(n):
+                rules.call(n)
+    name = node.name if anonymous else _written_name(node, text)
     parent = node.parent
     if isinstance(parent, exp.Dot) and parent.expression is node:
-        qualifier = ".".join(i.name for i in parent.this.find_all(exp.Identifier)).lower()
-        if qualifier not in policy.function_schemas:
-            allowed = ", ".join(sorted(policy.function_schemas)) or "none"
-            raise _Refused("qualified_function",
-                           f"function {qualifier}.{str(shown).lower()}() is schema-qualified; only built-in "
-                           f"functions are allowed (qualifiers allowed: {allowed}); call it without the schema "
-                           "or use a built-in function", offending=f"{qualifier}.{str(shown).lower()}")
-    if anonymous and not is_allowed(node.name, dialect, policy.extra_functions):
-        raise _Refused("unknown_function",
-                       f"function {node.name.lower()}() is not on the reviewed list of {dialect} functions; "
-                       "use standard SQL functions (COUNT, SUM, CAST, SUBSTR, CASE, ...) instead",
-                       offending=node.name.lower())
+        shown = name or (type(node).sql_names() or [node.key])[0]
+        rules.qualifier(".".join(i.name for i in parent.this.find_all(exp.Identifier)), shown)
+    if name is None:  # SQL syntax (CAST, CASE, EXTRACT(... FROM ...), operators): the token and parser checks see it
+        return
+    rules.call(name, written=not anonymous)
+    if name.lower() == "current_setting":
+        args = node.expressions if anonymous else [a for a in node.args.values() if isinstance(a, exp.Expression)]
+        first = args[0] if args else None
+        literal = first.name if isinstance(first, exp.Literal) and first.is_string else None
+        rules.setting(literal, len(args) > 2 or (len(args) == 2 and not isinstance(args[1], exp.Boolean)))
 
 
-def _check_regenerated(out: str, dialect: str, policy: Policy) -> None:
+def _written_name(node: exp.Expression, text: str) -> str | None:
+    """The name as written when sqlglot built ``node`` from a call ``name(...)`` (it records the name's span;
+    literals carry a span too, but no "(" follows them)."""
+    start, end = node.meta.get("start"), node.meta.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return None
+    if not isinstance(node, exp.Func) and not text[end + 1:end + 200].lstrip().startswith("("):
+        return None
+    return text[start:end + 1].strip('"`[]').lower()
+
+
+def _check_column(node: exp.Column, rules: Rules) -> None:
+    """``a.b.c``: every part after the first may name a function PostgreSQL calls on what precedes it."""
+    parts = node.parts
+    for part in parts[1:]:
+        if isinstance(part, exp.Identifier):
+            rules.field(part.name, _fold(part, rules.dialect), False, ".".join(p.name for p in parts))
+
+
+def _fold(ident: exp.Identifier, dialect: str) -> str:
+    """The name as the server compares it: PostgreSQL keeps a quoted name's case; SQLite ignores case."""
+    return ident.name if ident.quoted and dialect == "postgres" else ident.name.lower()
+
+
+def _called_names(tokens: list[Token], syntax: frozenset[str]) -> Iterator[str]:
+    """Every name followed by "(" that is not grammar (IN (, FILTER(, ...) or a type (CAST(x AS numeric(10, 2)),
+    x::varchar(5)): the functions the statement calls, however sqlglot models them."""
+    frames: list[list] = []  # one per open "(": [the word before it, AS seen inside a CAST]
+    last = len(tokens) - 1
+    for i, tok in enumerate(tokens):
+        kind = tok.token_type
+        if kind == TokenType.L_PAREN:
+            frames.append([tokens[i - 1].text.lower() if i else "", False])
+            continue
+        if kind == TokenType.R_PAREN:
+            if frames:
+                frames.pop()
+            continue
+        if kind == TokenType.ALIAS and frames and frames[-1][0] in _CAST_OPENERS:
+            frames[-1][1] = True
+            continue
+        if i == last or tokens[i + 1].token_type != TokenType.L_PAREN:
+            continue
+        name = tok.text.lower()
+        if kind != TokenType.IDENTIFIER and (kind in _LITERALS or name in syntax or not _NAME.match(name) or (
+                name in AFTER_CALL_SYNTAX and i and tokens[i - 1].token_type == TokenType.R_PAREN)):
+            continue
+        if any(cast_as for _, cast_as in frames) or _after_cast_operator(tokens, i):
+            continue
+        yield name
+
+
+def _after_cast_operator(tokens: list[Token], i: int) -> bool:
+    """``x::numeric(10, 2)`` or ``x::character varying(5)``: a type, not a call."""
+    return tokens[i - 1].token_type == TokenType.DCOLON or (
+        i > 1 and tokens[i - 2].token_type == TokenType.DCOLON and bool(_NAME.match(tokens[i - 1].text)))
+
+
+def _check_regenerated(out: str, rules: Rules) -> None:
     """The SQL that will run must parse to one statement that passes the same checks and regenerates to itself."""
     try:
-        again = _parse_one(out, dialect)
-        _check_tree(again, dialect, policy)
-    except _Refused as r:
-        raise _Refused("roundtrip", "the guard could not regenerate this query faithfully "
-                                    f"({r.reason}); simplify the query") from r
-    if _generate(again, dialect) != out:
-        raise _Refused("roundtrip", "the guard could not regenerate this query faithfully; simplify the query "
-                                    "(unusual syntax, quoting or escapes)")
+        again, tokens = _parse_one(out, rules)
+        _check_tree(again, out, tokens, rules)
+    except Refused as r:
+        if r.rule in ("parse", "empty", "multiple_statements"):
+            raise Refused("roundtrip", "the guard could not regenerate this query faithfully "
+                                       f"({r.reason}); simplify the query") from r
+        raise Refused(r.rule, f"{r.reason} (in the SQL the guard regenerated: {out[:300]})", r.offending) from r
+    if _generate(again, rules.dialect) != out:
+        raise Refused("roundtrip", "the guard could not regenerate this query faithfully; simplify the query "
+                                   "(unusual syntax, quoting or escapes)")
 
 
 def _is_statement(node: exp.Expression) -> bool:

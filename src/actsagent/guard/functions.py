@@ -1,22 +1,25 @@
 """Which functions generated SQL may call.
 
-Two lists, both reviewed by hand:
+Lists reviewed by hand:
 
 * ``DENIED`` (exact names) and ``DENIED_PREFIXES``: functions that sleep, lock, change settings,
   signal other sessions, touch server files or large objects, open remote connections, write
-  (sequences, NOTIFY), or run a query handed to them as text (which would bypass this guard).
-  A denied function is refused even if a policy allows it by name and whatever node type sqlglot
-  gives it.
-* ``ALLOWED[dialect]``: functions sqlglot does not model (they parse as ``exp.Anonymous``) that
-  were checked to be read-only and cheap in arguments. Any other unmodelled function is refused:
-  an unknown name may be an extension, a user-defined function with side effects, or a trick.
+  (sequences, NOTIFY, transaction ids), leak credentials, settings or other sessions' queries, or
+  run a query handed to them as text (which would bypass this guard). A denied name is refused in
+  every form: called, in attribute notation (``(x).f`` and ``t.f`` run ``f(x)`` on PostgreSQL), and
+  even if a policy allows it by name.
+* ``ALLOWED[dialect]``: every function a query may call, checked to be read-only and cheap in
+  arguments. A call is decided by the name the server will call, whatever node type sqlglot gives
+  it: a name sqlglot models from another dialect (SECRET, READ_CSV, ...) is not reviewed and is refused.
+* ``SYNTAX``: words followed by ``(`` that are grammar, not calls (``IN (``, ``FILTER (``, ``CAST(``).
+* ``SAFE_SETTINGS``: the settings ``current_setting`` may read (a literal name only).
 
-Functions sqlglot models as typed nodes (COUNT, SUBSTRING, TO_CHAR, ...) are standard SQL and pass;
-none of the denied names is modelled (``tests/test_guard.py`` checks that every denied name is refused).
 Everything here is lower case; lookups lower-case the called name.
 """
 
 from __future__ import annotations
+
+import functools
 
 # -- refused, with the reason an LLM gets back --------------------------------------------------
 
@@ -29,6 +32,8 @@ _LARGE_OBJECTS = "it reads or writes large objects (server-side files)"
 _REMOTE = "it opens connections to other databases"
 _WRITES = "it writes (sequences, notifications or catalogs)"
 _QUERY_TEXT = "it runs a query passed as text, which bypasses the guard"
+_XID = "it assigns a transaction id (a write)"
+_SECRETS = "it exposes credentials, server configuration or other sessions' queries"
 _SQLITE = "it loads code or touches files from SQLite"
 
 DENIED: dict[str, str] = {
@@ -80,6 +85,13 @@ DENIED: dict[str, str] = {
     "pg_replication_origin_advance": _WRITES, "pg_replication_origin_session_setup": _WRITES,
     "pg_logical_slot_get_changes": _WRITES, "pg_logical_slot_peek_changes": _WRITES,
     "pg_logical_slot_get_binary_changes": _WRITES, "pg_nextoid": _WRITES, "pg_extension_config_dump": _WRITES,
+    "txid_current": _XID, "pg_current_xact_id": _XID,
+    # leaks (their views are refused too: see DENIED_RELATIONS)
+    "pg_stat_get_activity": _SECRETS, "pg_show_all_settings": _SECRETS, "pg_show_all_file_settings": _SECRETS,
+    "pg_hba_file_rules": _SECRETS, "pg_ident_file_mappings": _SECRETS, "pg_config": _SECRETS,
+    "pg_get_replication_slots": _SECRETS, "pg_stat_get_wal_receiver": _SECRETS,
+    "pg_stat_get_subscription": _SECRETS, "pg_tablespace_location": _SECRETS,
+    "pg_log_standby_snapshot": _SERVER_ADMIN, "pg_sync_replication_slots": _SERVER_ADMIN,
     # query text executed inside the function
     "query_to_xml": _QUERY_TEXT, "query_to_xmlschema": _QUERY_TEXT, "query_to_xml_and_xmlschema": _QUERY_TEXT,
     "cursor_to_xml": _QUERY_TEXT, "cursor_to_xmlschema": _QUERY_TEXT, "table_to_xml": _QUERY_TEXT,
@@ -99,22 +111,11 @@ DENIED_PREFIXES: dict[str, str] = {
     "pg_ls_": _FILES, "pg_read_": _FILES, "pg_file_": _FILES, "pg_stat_reset": _SERVER_ADMIN,
     "pg_wal_replay": _SERVER_ADMIN, "binary_upgrade_": _SERVER_ADMIN, "pg_create_": _SERVER_ADMIN,
     "pg_drop_": _SERVER_ADMIN, "query_to_xml": _QUERY_TEXT, "crosstab": _QUERY_TEXT,
+    "pg_stat_get_backend_": _SECRETS, "pg_stat_statements": _SECRETS,
 }
 
 
-_SECRETS = "it exposes credentials, server configuration or other sessions' queries"
-
-# System relations refused when unqualified or in pg_catalog (sqlite_master stays readable).
-DENIED_RELATIONS: dict[str, str] = {
-    name: _SECRETS for name in (
-        "pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings", "pg_hba_file_rules",
-        "pg_ident_file_mappings", "pg_file_settings", "pg_settings", "pg_config", "pg_stat_activity",
-        "pg_stat_statements", "pg_largeobject", "pg_largeobject_metadata", "pg_subscription", "pg_db_role_setting",
-        "pg_replication_slots", "pg_stat_replication", "pg_stat_ssl", "pg_stat_gssapi",
-    )
-}
-
-
+@functools.lru_cache(maxsize=8192)
 def denied_reason(name: str) -> str | None:
     """Why ``name`` is refused, or None."""
     n = name.lower()
@@ -126,7 +127,7 @@ def denied_reason(name: str) -> str | None:
     return None
 
 
-# -- reviewed, read-only functions sqlglot does not model ---------------------------------------
+# -- reviewed, read-only functions -------------------------------------------------------------
 
 _COMMON = {
     # string
@@ -177,8 +178,8 @@ _COMMON = {
     "pg_get_constraintdef", "pg_get_indexdef", "pg_get_expr", "pg_get_userbyid", "pg_table_size",
     "pg_relation_size", "pg_total_relation_size", "pg_indexes_size", "pg_database_size", "pg_size_pretty",
     "pg_column_size", "has_table_privilege", "has_column_privilege", "has_schema_privilege",
-    "has_function_privilege", "txid_current", "txid_current_if_assigned", "pg_current_xact_id",
-    "pg_current_xact_id_if_assigned", "inet_client_addr", "gen_random_uuid", "uuid_generate_v4",
+    "has_function_privilege", "txid_current_if_assigned", "pg_current_xact_id_if_assigned", "inet_client_addr",
+    "gen_random_uuid", "uuid_generate_v4",
     # full-text search (query text is *not* executed by these)
     "to_tsvector", "to_tsquery", "plainto_tsquery", "phraseto_tsquery", "websearch_to_tsquery", "ts_rank",
     "ts_rank_cd", "ts_headline", "setweight", "strip", "numnode", "querytree", "tsvector_to_array",
@@ -193,6 +194,17 @@ _COMMON = {
     # range functions
     "lower_inc", "upper_inc", "lower_inf", "upper_inf", "isempty", "range_merge", "int4range", "int8range",
     "numrange", "daterange", "tsrange", "tstzrange",
+    # standard aggregates and functions sqlglot models as typed nodes
+    "count", "sum", "avg", "min", "max", "grouping", "regexp_replace", "concat", "array_reverse", "array_sort",
+    "get_bit", "jsonb_contains", "jsonb_exists",
+    # type conversions named after their type (pg_proc names equal to a pg_catalog type name)
+    "bit", "bool", "bpchar", "bytea", "char", "cidr", "date", "datemultirange", "float4", "float8", "int2", "int4",
+    "int4multirange", "int8", "int8multirange", "interval", "line", "lseg", "macaddr", "macaddr8", "money", "name",
+    "numeric", "nummultirange", "oid", "path", "pg_lsn", "polygon", "regclass", "text", "time", "timestamp",
+    "timestamptz", "timetz", "tsmultirange", "tstzmultirange", "varbit", "varchar", "xid", "xml",
+    # what PostgreSQL's grammar turns SQL syntax into (pg_catalog.extract for EXTRACT(... FROM ...), ...)
+    "like_escape", "similar_to_escape", "timezone", "overlaps", "is_normalized", "pg_collation_for",
+    "system_user", "xmlexists",
 }
 
 _SQLITE_ONLY = {
@@ -223,7 +235,49 @@ ALLOWED: dict[str, frozenset[str]] = {
     "sqlite": frozenset(_SQLITE_ONLY),
 }
 
+# Words a name check meets before "(" that are grammar, not a call: IN (, EXISTS(, WITHIN GROUP (, CAST(,
+# VALUES (, ... For SQLite only words its parser never reads as a function name (checked against SQLite:
+# "SELECT offset(1)" calls a function named offset). FILTER( and OVER( are grammar only right after a call's ")".
+# A function sqlglot builds from one of these words (FILTER(x, y)) is still decided by the name written,
+# and on PostgreSQL its own parser sees every real call.
+_SQLITE_SYNTAX = frozenset({
+    "all", "and", "as", "between", "case", "cast", "distinct", "else", "escape", "except", "exists", "from",
+    "group", "having", "in", "intersect", "is", "join", "limit", "not", "on", "or", "select", "then", "to",
+    "union", "using", "values", "when", "where",
+})
+SYNTAX: dict[str, frozenset[str]] = {
+    "postgres": _SQLITE_SYNTAX | {
+        "any", "array", "by", "cube", "for", "ilike", "lateral", "like", "materialized", "offset", "only",
+        "partition", "placing", "recursive", "rollup", "row", "sets", "similar", "some", "with", "window", "within",
+        "zone", "tablesample", "bernoulli", "system", "repeatable", "symmetric", "asymmetric"},
+    "sqlite": _SQLITE_SYNTAX,
+}
+AFTER_CALL_SYNTAX = frozenset({"filter", "over"})
 
-def is_allowed(name: str, dialect: str, extra: frozenset[str] = frozenset()) -> bool:
-    n = name.lower()
-    return n in ALLOWED.get(dialect, frozenset()) or n in extra
+# Names sqlglot builds function nodes from that the dialect's grammar reads as syntax (ARRAY(SELECT ...) on
+# PostgreSQL, where ARRAY is reserved): accepted as written, never as a name PostgreSQL's parser says is called.
+WRITTEN_SYNTAX: dict[str, frozenset[str]] = {"postgres": frozenset({"array"}), "sqlite": frozenset()}
+
+# current_setting() reads any setting, including data_directory, hba_file and config_file: only these
+# (lower case, as PostgreSQL compares them) may be read, and only when named by a literal.
+SAFE_SETTINGS = frozenset({
+    "timezone", "datestyle", "intervalstyle", "search_path", "server_version", "server_version_num",
+    "client_encoding", "server_encoding", "lc_collate", "lc_ctype", "lc_messages", "lc_monetary", "lc_numeric",
+    "lc_time", "default_text_search_config", "standard_conforming_strings",
+})
+# Reviewed functions that are safe only with checked arguments: never reachable through attribute notation.
+ARGUMENT_CHECKED = frozenset({"current_setting"})
+
+
+@functools.cache
+def known_function_names() -> frozenset[str]:
+    """Every function name sqlglot models in any dialect, plus ours: a field ``(x).f`` named like one of
+    these may be a call on PostgreSQL. Loads every sqlglot dialect once (about a second)."""
+    from sqlglot.dialects.dialect import Dialect, Dialects
+
+    names: set[str] = set(DENIED) | {n for names in ALLOWED.values() for n in names}
+    for d in Dialects:
+        if d.value:
+            parser = Dialect.get_or_raise(d.value).parser_class
+            names |= {k.lower() for k in (*parser.FUNCTIONS, *parser.FUNCTION_PARSERS)}
+    return frozenset(names)

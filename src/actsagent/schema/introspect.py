@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 SAMPLE_SCAN_ROWS = 10000  # rows read per column when looking for low-cardinality values
 MAX_SAMPLE_VALUES = 20
 TEXT_TYPES = ("text", "character", "char", "varchar", "citext", "name", "clob", "string")
-HIDDEN_SCHEMAS = ("pg_catalog", "information_schema", "actsagent")
+HIDDEN_SCHEMAS = ("pg_catalog", "information_schema", "actsagent", "actsagent_kb")  # kb: the knowledge base
 
 PG_COLUMNS = """
 SELECT n.nspname, c.relname, obj_description(c.oid, 'pg_class'), c.reltuples::bigint,
@@ -21,7 +21,7 @@ FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f')
-  AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'actsagent')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'actsagent', 'actsagent_kb')
   AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
   AND has_schema_privilege(n.oid, 'USAGE')
   AND has_column_privilege(c.oid, a.attnum, 'SELECT')  -- a role sees what it may read: no revoked view or column
@@ -39,7 +39,7 @@ FROM pg_constraint con
 JOIN pg_class c ON c.oid = con.conrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_class rc ON rc.oid = con.confrelid
-WHERE con.contype IN ('p', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'actsagent')
+WHERE con.contype IN ('p', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'actsagent', 'actsagent_kb')
 """
 
 

@@ -258,3 +258,31 @@ SELECT pg_catalog.fts3_tokenizer(1)
 SELECT "zipfile"(1)
 -- ----
 SELECT coalesce(NULL, sqlite_dbpage(1))
+-- ----
+SELECT txid_current()
+-- ----
+SELECT id FROM customers WHERE pg_current_xact_id() IS NOT NULL
+-- ----
+SELECT * FROM pg_stat_get_activity(NULL) AS a
+-- ----
+SELECT (SELECT count(*) FROM pg_show_all_settings()) AS n
+-- ----
+SELECT name FROM customers UNION SELECT name FROM pg_show_all_file_settings()
+-- ----
+SELECT * FROM customers WHERE EXISTS (SELECT 1 FROM pg_hba_file_rules())
+-- ----
+SELECT coalesce(NULL, (SELECT map_user FROM pg_ident_file_mappings() LIMIT 1))
+-- ----
+WITH c AS (SELECT * FROM pg_config()) SELECT * FROM c
+-- ----
+SELECT "pg_get_replication_slots"()
+-- ----
+SELECT pg_catalog.pg_stat_get_wal_receiver()
+-- ----
+SELECT CASE WHEN id > 0 THEN (SELECT count(*) FROM pg_stat_get_subscription(NULL)) END FROM customers
+-- ----
+SELECT PG_TABLESPACE_LOCATION(oid) FROM pg_tablespace
+-- ----
+SELECT pg_log_standby_snapshot()
+-- ----
+SELECT id FROM customers ORDER BY pg_sync_replication_slots()

@@ -1,0 +1,46 @@
+"""The names a connected server resolves: its functions, and the columns and relations a query can name.
+
+The guard needs them to tell a column reference from a call: PostgreSQL runs ``t.f`` and ``(x).f`` as
+``f(t)`` / ``f(x)`` when there is no column ``f`` (attribute notation). Names are kept as the server
+stores them (PostgreSQL folds unquoted names to lower case; SQLite compares without case, so its
+names are lower-cased here).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from actsagent.db.base import Database
+
+_RELKINDS = "('r', 'v', 'm', 'f', 'p', 'c')"  # tables, views, matviews, foreign, partitioned, composite types
+_QUERIES = {
+    "postgres": (
+        "SELECT (SELECT array_agg(DISTINCT proname::text) FROM pg_catalog.pg_proc), "
+        "(SELECT array_agg(DISTINCT n) FROM (SELECT a.attname::text AS n FROM pg_catalog.pg_attribute a "
+        "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
+        f"WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN {_RELKINDS} "
+        f"UNION SELECT relname::text FROM pg_catalog.pg_class WHERE relkind IN {_RELKINDS}) s)"),
+    "sqlite": (
+        "SELECT (SELECT json_group_array(DISTINCT lower(name)) FROM pragma_function_list), "
+        "(SELECT json_group_array(DISTINCT lower(n)) FROM (SELECT p.name AS n FROM sqlite_master m, "
+        "pragma_table_info(m.name) p WHERE m.type IN ('table', 'view') "
+        "UNION SELECT name FROM sqlite_master WHERE type IN ('table', 'view')))"),
+}
+
+
+class ServerCatalog(BaseModel, frozen=True):
+    functions: frozenset[str]
+    columns: frozenset[str]  # column names of every relation, and the relation names themselves
+
+
+def fetch_catalog(db: Database) -> ServerCatalog | None:
+    """One read-only query; None when the server refuses it (the guard then decides without a catalog)."""
+    res = db.execute(_QUERIES[db.dialect], max_rows=1)
+    if not res.ok or not res.rows:
+        return None
+    functions, columns = ([] if v is None else json.loads(v) if isinstance(v, str) else v for v in res.rows[0])
+    return ServerCatalog(functions=frozenset(functions), columns=frozenset(columns))

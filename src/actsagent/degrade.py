@@ -1,0 +1,273 @@
+"""Controlled schema degradation (EGRefine's benchmark set-up): the same data under obscure names.
+
+Every table and column of a SQLite database gets a deterministic, seeded obscure name - an
+abbreviation (``cntry``, ``dname``, ``cnt_k12``, ``sic``) or, for some tables, positional codes
+(``A2``, ``A3`` ... like BIRD's ``district``) - and is copied into a new file; the original is never
+written. Each gold SQL is rewritten through sqlglot's AST (``sqlnames.rename``) and kept only when
+it returns the same rows on the copy as the original gold on the original database; the rest are
+dropped with a reason. Hints (BIRD evidence) are left out of the degraded set on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from actsagent.benchmarks import BenchQuestion, run_sqlite, same_result
+from actsagent.errors import UserError
+from actsagent.naming import abbreviate
+from actsagent.sqlnames import SqlNamesError, rename
+
+
+class TableRename(BaseModel):
+    name: str
+    new_name: str
+    style: str  # "abbreviation" | "codes"
+    columns: dict[str, str] = Field(default_factory=dict)  # old -> new (catalog spelling of old)
+
+
+class RenamePlan(BaseModel):
+    """How one database is degraded; JSON-serialisable so a run can be reproduced and inspected."""
+
+    database: str
+    seed: int
+    code_share: float
+    tables: list[TableRename] = Field(default_factory=list)
+
+    def table_map(self) -> dict[str, str]:
+        return {t.name.lower(): t.new_name for t in self.tables}
+
+    def column_map(self) -> dict[tuple[str, str], str]:
+        return {(t.name.lower(), c.lower()): new for t in self.tables for c, new in t.columns.items()}
+
+
+class DegradedQuestion(BaseModel):
+    bench: str
+    idx: int
+    db_id: str
+    question: str
+    gold_sql: str  # over the degraded names
+    original_gold_sql: str
+    difficulty: str = ""
+
+
+class DroppedQuestion(BaseModel):
+    bench: str
+    idx: int
+    db_id: str
+    reason: str
+
+
+class DegradeOutcome(BaseModel):
+    kept: list[DegradedQuestion] = Field(default_factory=list)
+    dropped: list[DroppedQuestion] = Field(default_factory=list)
+
+
+def _sqlite_tables(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                       "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+
+
+# SQLite's keyword list (https://sqlite.org/lang_keywords.html): a new name must not be one
+SQLITE_KEYWORDS = frozenset("""abort action add after all alter always analyze and as asc attach autoincrement before
+begin between by cascade case cast check collate column commit conflict constraint create cross current current_date
+current_time current_timestamp database default deferrable deferred delete desc detach distinct do drop each else end
+escape except exclude exclusive exists explain fail filter first following for foreign from full generated glob group
+groups having if ignore immediate in index indexed initially inner insert instead intersect into is isnull join key last
+left like limit match materialized natural no not nothing notnull null nulls of offset on or order others outer over
+partition plan pragma preceding primary query raise range recursive references regexp reindex release rename replace
+restrict returning right rollback row rows savepoint select set table temp temporary then ties to transaction trigger
+unbounded union unique update using vacuum values view virtual when where window with without""".split())
+
+
+def plan_renames(path: Path, *, seed: int = 0, code_share: float = 0.2) -> RenamePlan:
+    """Deterministic obscure names for every table and column of the SQLite file at ``path``.
+
+    The same original column name gets the same abbreviation in every table of a database (so a
+    join key still looks alike on both sides, as in real schemas); a ``code_share`` of tables get
+    positional codes for their non-key columns instead. Names are unique per scope and never a
+    keyword.
+    """
+    if not 0 <= code_share <= 1:
+        raise UserError("code_share must be between 0 and 1")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = _sqlite_tables(conn)
+        reserved = set(SQLITE_KEYWORDS)
+        db = path.stem
+        plan = RenamePlan(database=db, seed=seed, code_share=code_share)
+        used_tables: set[str] = set()
+        by_column_name: dict[str, str] = {}
+        for ti, t in enumerate(tables):
+            rng = random.Random(f"{seed}|{db}|table|{t}")
+            new_t = _unique(abbreviate(t, rng), used_tables | reserved)
+            used_tables.add(new_t)
+            cols = conn.execute(f'PRAGMA table_info("{t.replace(chr(34), chr(34) * 2)}")').fetchall()
+            keys = {c[1].lower() for c in cols if c[5]}
+            keys |= {r[3].lower() for r in conn.execute(f'PRAGMA foreign_key_list("{t.replace(chr(34), chr(34) * 2)}")')}
+            style = "codes" if rng.random() < code_share else "abbreviation"
+            letter = chr(ord("A") + ti % 26)
+            used: set[str] = set()
+            tr = TableRename(name=t, new_name=new_t, style=style)
+            for pos, c in enumerate(cols, start=1):
+                name = c[1]
+                if style == "codes" and name.lower() not in keys:
+                    cand = f"{letter}{pos}"
+                else:
+                    cand = by_column_name.get(name.lower())
+                    if cand is None:
+                        cand = abbreviate(name, random.Random(f"{seed}|{db}|column|{name.lower()}"))
+                        by_column_name[name.lower()] = cand
+                new_c = _unique(cand, used | reserved)
+                used.add(new_c.lower())
+                tr.columns[name] = new_c
+            plan.tables.append(tr)
+        return plan
+    finally:
+        conn.close()
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    out, i = name, 2
+    while out.lower() in taken:
+        out, i = f"{name}{i}", i + 1
+    return out
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def write_degraded(src: Path, dst: Path, plan: RenamePlan) -> list[str]:
+    """Copy ``src`` into a new SQLite file at ``dst`` under the plan's names; returns notes.
+
+    Tables are recreated (declared types, NOT NULL, primary and foreign keys kept) and filled with
+    ``INSERT ... SELECT`` from the attached read-only original; a foreign key to a table or
+    column that does not exist (Spider has a few) is dropped with a note. ``src`` is only read.
+    """
+    if dst.exists():
+        dst.unlink()
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    tmap = {t.name.lower(): t for t in plan.tables}
+    conn = sqlite3.connect(dst)
+    try:
+        conn.execute("ATTACH DATABASE ? AS src", [_uri_ro(src)])
+        for tr in plan.tables:
+            cols = conn.execute(f"PRAGMA src.table_info({_q(tr.name)})").fetchall()
+            defs = []
+            for _cid, name, typ, notnull, _default, _pk in cols:
+                defs.append(f"{_q(tr.columns[name])} {typ or ''}{' NOT NULL' if notnull else ''}".rstrip())
+            pk = [c[1] for c in sorted(cols, key=lambda c: c[5]) if c[5]]
+            if pk:
+                defs.append("PRIMARY KEY (" + ", ".join(_q(tr.columns[c]) for c in pk) + ")")
+            fks: dict[int, list[tuple[str, str, str]]] = {}
+            for fid, _seq, ref_table, frm, to, *_ in conn.execute(f"PRAGMA src.foreign_key_list({_q(tr.name)})"):
+                fks.setdefault(fid, []).append((ref_table, frm, to))
+            for parts in fks.values():
+                ref = tmap.get(parts[0][0].lower())
+                ref_cols = {c.lower(): new for c, new in ref.columns.items()} if ref else {}
+                if ref is None or any(to and to.lower() not in ref_cols for _, _, to in parts) \
+                        or any(frm not in tr.columns for _, frm, _ in parts):
+                    notes.append(f"{plan.database}.{tr.name}: foreign key to {parts[0][0]} dropped (target missing)")
+                    continue
+                frm_cols = ", ".join(_q(tr.columns[frm]) for _, frm, _ in parts)
+                to_cols = [ref_cols[to.lower()] for _, _, to in parts if to]
+                target = _q(ref.new_name) + (f" ({', '.join(map(_q, to_cols))})" if to_cols else "")
+                defs.append(f"FOREIGN KEY ({frm_cols}) REFERENCES {target}")
+            conn.execute(f"CREATE TABLE {_q(tr.new_name)} ({', '.join(defs)})")
+            conn.execute(f"INSERT INTO main.{_q(tr.new_name)} SELECT * FROM src.{_q(tr.name)}")
+        conn.commit()
+        conn.execute("DETACH DATABASE src")
+    finally:
+        conn.close()
+    return notes
+
+
+def _uri_ro(path: Path) -> str:
+    return f"file:{path.resolve()}?mode=ro"
+
+
+def degrade_questions(questions: list[BenchQuestion], src: Path, dst: Path, plan: RenamePlan) -> DegradeOutcome:
+    """Rewrite each gold SQL to the degraded names and keep it only if it returns the original's rows."""
+    from actsagent.db.sqlite import SqliteDatabase
+
+    out = DegradeOutcome()
+    with SqliteDatabase(src) as original:
+        info = original.schema()
+    tables, columns = plan.table_map(), plan.column_map()
+    def drop(q: BenchQuestion, reason: str) -> None:
+        out.dropped.append(DroppedQuestion(bench=q.bench, idx=q.idx, db_id=q.db_id, reason=reason))
+
+    for q in questions:
+        ok, gold = run_sqlite(src, q.gold_sql)
+        if not ok:
+            drop(q, f"gold fails on the original database: {gold}")
+            continue
+        try:
+            new_sql = rename(q.gold_sql, info, "sqlite", tables=tables, columns=columns)
+        except SqlNamesError as e:
+            drop(q, f"gold cannot be rewritten: {e}")
+            continue
+        ok, rows = run_sqlite(dst, new_sql)
+        if not ok:
+            drop(q, f"rewritten gold fails on the degraded copy: {rows}")
+            continue
+        if not same_result(gold, rows, bench=q.bench, gold_sql=q.gold_sql):
+            drop(q, "rewritten gold returns different rows")
+            continue
+        out.kept.append(DegradedQuestion(bench=q.bench, idx=q.idx, db_id=q.db_id, question=q.question,
+                                         gold_sql=new_sql, original_gold_sql=q.gold_sql, difficulty=q.difficulty))
+    return out
+
+
+def build_degraded_set(root: Path, out_dir: Path, *, seed: int = 0, code_share: float = 0.2,
+                       benches: tuple[str, ...] = ("spider_dev", "bird_dev"), progress=None) -> dict:
+    """Degrade every database of ``benches`` under ``root`` into ``out_dir`` (same layout:
+    ``<bench>/databases/<db>/<db>.sqlite``, ``<bench>/questions.json`` without hints,
+    ``<bench>/dropped.json``, ``<bench>/renames.json``); returns counts per benchmark."""
+    from actsagent.benchmarks import db_path, load_questions
+
+    summary: dict = {}
+    for bench in benches:
+        qs = load_questions(root, bench)
+        by_db: dict[str, list[BenchQuestion]] = {}
+        for q in qs:
+            by_db.setdefault(q.db_id, []).append(q)
+        outcome, plans, notes = DegradeOutcome(), [], []
+        for db_id, items in sorted(by_db.items()):
+            src = db_path(root, bench, db_id)
+            dst = db_path(out_dir, bench, db_id)
+            plan = plan_renames(src, seed=seed, code_share=code_share)
+            notes += write_degraded(src, dst, plan)
+            res = degrade_questions(items, src, dst, plan)
+            outcome.kept += res.kept
+            outcome.dropped += res.dropped
+            plans.append(plan)
+            if progress:
+                progress(bench, db_id, len(res.kept), len(res.dropped))
+        bdir = out_dir / bench
+        bdir.mkdir(parents=True, exist_ok=True)
+        (bdir / "questions.json").write_text(json.dumps([q.model_dump() for q in outcome.kept], indent=1))
+        (bdir / "dropped.json").write_text(json.dumps([d.model_dump() for d in outcome.dropped], indent=1))
+        (bdir / "renames.json").write_text(json.dumps([p.model_dump() for p in plans], indent=1))
+        reasons: dict[str, int] = {}
+        for d in outcome.dropped:
+            key = d.reason.split(":")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+        summary[bench] = {"questions": len(qs), "kept": len(outcome.kept), "dropped": len(outcome.dropped),
+                          "dropped_by_reason": reasons, "notes": notes}
+    return summary
+
+
+def load_degraded_questions(out_dir: Path, bench: str) -> list[BenchQuestion]:
+    """The degraded set as benchmark questions (no evidence), for the benchmarks to run."""
+    path = out_dir / bench / "questions.json"
+    if not path.is_file():
+        raise UserError(f"no degraded set at {path}: build it with `python evals/make_degraded.py`")
+    return [BenchQuestion(bench=bench, idx=q["idx"], db_id=q["db_id"], question=q["question"], gold_sql=q["gold_sql"],
+                          difficulty=q.get("difficulty", "")) for q in json.loads(path.read_text())]

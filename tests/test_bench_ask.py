@@ -1,0 +1,130 @@
+"""The ask benchmark's pipeline on three Spider questions with a scripted model (no model is reached):
+SQLite and PostgreSQL engines, single_shot and tree modes, original and degraded sets, with and
+without the knowledge base, the benchmark metric, and resuming."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from typing import Any
+
+import pytest
+from agent_scripts import scores
+
+from actsagent.benchmarks import data_root, db_path, load_questions
+from actsagent.degrade import degrade_questions, plan_renames, write_degraded
+from actsagent.llm import FailingChatModel, ScriptedChatModel
+
+
+def _bench():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "evals" / "bench_ask.py"
+    s = importlib.util.spec_from_file_location("bench_ask", path)
+    mod = importlib.util.module_from_spec(s)
+    s.loader.exec_module(mod)
+    return mod
+
+
+ba = _bench()
+IDX = (0, 6, 9)  # three concert_singer questions
+
+
+def _questions(root=None, bench="spider_dev"):
+    qs = {q.idx: q for q in load_questions(root or data_root(), bench)}
+    return [qs[i] for i in IDX]
+
+
+def _answers(qs, wrong: int, broken: int) -> dict[str, str]:
+    """The gold SQL for the first question, a wrong one for the second, an invalid one for the third."""
+    out = {qs[0].question: qs[0].gold_sql, qs[wrong].question: "SELECT 42", qs[broken].question: "SELECT nope FROM x"}
+    return out
+
+
+def script_for(answers: dict[str, str], seen: list[str]):
+    def answer_sql(text: str) -> str:
+        for question, sql in answers.items():
+            if question in text:
+                return sql
+        raise AssertionError(f"no scripted answer for {text[:200]!r}")
+
+    def script(messages: list[dict], role: str, response_model: Any) -> Any:
+        name = response_model.__name__ if response_model else ""
+        text = "\n".join(m["content"] for m in messages if m["role"] == "user")
+        seen.append(text)
+        if name == "GeneratedSQL":
+            return {"sql": answer_sql(text), "rationale": "scripted"}
+        if name == "RepairedSQL":
+            return {"sql": answer_sql(text), "explanation": "scripted"}
+        if name == "PlannerReply":
+            if "Phase: initial" in text:
+                return {"reason": "run the draft, then answer", "cursor": "r",
+                        "plan": {"id": "r", "tool": "run_sql", "description": "run the draft",
+                                 "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}]}}
+            m = re.search(r'set "cursor" to one of (\[.*?\])', text)
+            if "Phase: select" in text and m:
+                return {"cursor": json.loads(m.group(1))[0]}
+            return {"stop": True, "reason": "done"}
+        if name == "AmbiguityReport":
+            return {"ambiguities": []}
+        if name == "JudgeScores":
+            return scores(9, "scripted")
+        raise AssertionError(f"unexpected request {name}")
+
+    return script
+
+
+def test_single_shot_on_sqlite_scores_and_resumes(tmp_path):
+    qs = _questions()
+    seen: list[str] = []
+    model = ScriptedChatModel(script_for(_answers(qs, 1, 2), seen))
+    cfg = ba.AskConfig(bench="spider_dev", engine="sqlite", mode="single_shot", idx=list(IDX))
+    records, path = ba.run_bench(cfg, model=model, out=tmp_path)
+    by = {r["idx"]: r for r in records}
+    assert [by[i]["outcome"] for i in IDX] == ["match", "wrong_result", "exec_error"]
+    assert all(by[i]["llm_calls"] == 2 for i in IDX)  # the first draft, then the single-shot call
+    assert all(by[i]["prompt_tokens"] > 0 and by[i]["wall_ms"] > 0 for i in IDX)
+    rep = ba.summarise(cfg, records)
+    assert rep.summary["execution_accuracy_pct"] == pytest.approx(100 / 3, abs=0.01)
+    # resumable: a second run asks nothing (a failing model would fail the run if it were called)
+    again, _ = ba.run_bench(cfg, model=FailingChatModel(), out=tmp_path)
+    assert sorted(r["key"] for r in again) == sorted(r["key"] for r in records)
+    assert len(path.read_text().splitlines()) == 3
+
+
+def test_tree_mode_with_postgres_and_the_knowledge_base_on_the_degraded_set(tmp_path, pg_admin_url):
+    root = data_root()
+    src = db_path(root, "spider_dev", "concert_singer")
+    plan = plan_renames(src, seed=0)
+    dst = db_path(tmp_path / "degraded", "spider_dev", "concert_singer")
+    write_degraded(src, dst, plan)
+    out = degrade_questions(_questions(), src, dst, plan)
+    (tmp_path / "degraded" / "spider_dev" / "questions.json").write_text(json.dumps([q.model_dump() for q in out.kept]))
+    qs = out.kept
+    answers = {qs[0].question: qs[0].gold_sql, qs[1].question: "SELECT 42", qs[2].question: qs[2].gold_sql}
+    seen: list[str] = []
+    model = ScriptedChatModel(script_for(answers, seen))
+    cfg = ba.AskConfig(bench="spider_dev", engine="postgres", mode="tree", variant="degraded", kb=True, kb_budget=900,
+                       idx=list(IDX))
+    records, _ = ba.run_bench(cfg, model=model, out=tmp_path, degraded_dir=tmp_path / "degraded")
+    by = {r["idx"]: r for r in records}
+    assert [by[q.idx]["outcome"] for q in qs] == ["match", "wrong_result", "match"]
+    assert all(by[q.idx]["kb"]["chars"] <= 900 for q in qs)
+    singer = next(t for t in plan.tables if t.name == "singer")
+    # the prompts show the degraded names, never the original ones, and carry the knowledge base's notes
+    assert any(f"Table {singer.new_name}" in s for s in seen)
+    assert not any("Table singer" in s for s in seen)
+    assert any(" -- " in s and "rows" in s for s in seen)
+
+
+def test_bad_configurations_are_refused(tmp_path):
+    from actsagent.errors import UserError
+
+    for bad in ({"mode": "fast"}, {"engine": "mysql"}, {"hints": True},
+                {"bench": "bird_dev", "variant": "degraded", "hints": True}):
+        with pytest.raises(UserError):
+            ba.run_bench(ba.AskConfig(**bad), model=ScriptedChatModel([]), out=tmp_path)
+    with pytest.raises(UserError, match="needs an LLM"):
+        ba.run_bench(ba.AskConfig(), model=None, out=tmp_path)
+    assert ba.main(["--mode", "fast", "--out", str(tmp_path)]) == 2
