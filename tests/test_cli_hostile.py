@@ -67,7 +67,7 @@ def test_hostile_corpus_through_one_clean_batch(tmp_path, pg_db, sqlite_db):
     out = tmp_path / "batch" / "verdicts.jsonl"
     res = runner.invoke(app, ["clean", str(src), "--out", str(out), "--no-llm", "--workers", "2", "--json"])
     assert res.exit_code == 0, (res.output, res.exception)
-    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").split("\n") if line]
     assert len(records) == len(corpus) and json.loads(res.stdout)["rejected"] == len(corpus)
     not_rejected = [(r["id"], r["verdict"], r["original_sql"]) for r in records if r["verdict"] != "rejected"]
     assert not_rejected == []

@@ -309,8 +309,9 @@ def event_stream_lines(raw: str) -> list[dict[str, Any]]:
     """Parse an SSE body into the ``WebEvent`` dicts it carries (for tests and scripts)."""
     out = []
     for block in raw.split("\n\n"):
-        lines = [ln for ln in block.splitlines() if ln.startswith("data: ")]
-        kind = next((ln[7:] for ln in block.splitlines() if ln.startswith("event: ")), "message")
+        parts = block.split("\n")  # not splitlines(): U+0085 or U+2028 inside a JSON string is no line break
+        lines = [ln for ln in parts if ln.startswith("data: ")]
+        kind = next((ln[7:] for ln in parts if ln.startswith("event: ")), "message")
         if lines and kind == "step":
             out.append(json.loads("\n".join(ln[6:] for ln in lines)))
     return out

@@ -37,3 +37,7 @@ SELECT id FROM customers WHERE name LIKE 'A%'\x1a
 SELECT count(*) FROM orders WHERE status = 'paid\x0e'
 -- ----
 SELECT query FROM pg_stat_activity\x00 -- hidden
+-- ----
+SELECT name FROM customers\x85UNION SELECT rolpassword FROM pg_authid
+-- ----
+SELECT name FROM customers WHERE name = '\x1f' OR pg_sleep(1) IS NULL
