@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from actsagent.db import DbError, QueryResult
+from actsagent.errors import UserError
 from actsagent.graphs.tree import NodeSpec, PlanTree
 from actsagent.tools._context import Usage
 from actsagent.tools.checks import CheckPlan
@@ -15,13 +17,27 @@ from actsagent.tools.verify import Verification, check_lines
 Mode = Literal["tree", "linear", "regenerate", "single_shot"]
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError as e:
+        raise UserError(f"{name}={raw!r} is not a number of seconds") from e
+    if not (0 < value < float("inf")):
+        raise UserError(f"{name} must be a positive number of seconds, not {raw}")
+    return value
+
+
 class Budget(BaseModel):
     """Limits that end a run with the best candidate so far (marked ``best_effort``)."""
 
     max_nodes: int = Field(default=24, gt=0)
     max_llm_calls: int = Field(default=40, gt=0)
     max_tokens: int = Field(default=300_000, gt=0)
-    max_wall_s: float = Field(default=900.0, gt=0)
+    # wall time includes waiting for the model: a slow endpoint (a person answering through a relay) needs more
+    max_wall_s: float = Field(default_factory=lambda: _env_float("ACTSAGENT_MAX_WALL_S", 900.0), gt=0)
     max_regenerations: int = Field(default=3, ge=0)  # the regenerate variant's N
     planner_retries: int = Field(default=1, ge=0)  # re-asks after a malformed planner reply
 
