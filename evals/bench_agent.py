@@ -3,9 +3,11 @@
 Runs the agent over the BIRD-CRITIC flash tasks (public fields only: query, issue_sql, db_id,
 preprocess_sql) on the sample template databases, each task in its own disposable copy with its
 preprocess applied, under the sandbox policy. The model is *scripted* with a generic,
-deterministic policy (plan run_sql -> safeql_refine -> generate_sql; generate_sql returns the
-issue SQL unchanged; the judge passes), so the figures measure the framework, not accuracy:
-graph steps, checkpointing, guard, database executions, isolated candidate copies, SafeQL.
+deterministic policy (no checks found in the request; plan run_sql -> safeql_refine ->
+generate_sql; generate_sql, and the direct-rewrite sibling the unconfirmed candidate gets, return
+the issue SQL unchanged; the judge passes; the two candidates agree), so the figures measure the
+framework, not accuracy: graph steps, checkpointing, guard, database executions, isolated
+candidate copies, the verification copies, SafeQL.
 Mode ``branching`` scripts a tree that branches and rolls back once (detect_ambiguities with two
 readings, the first candidate refuted by the judge, the second accepted), to price the tree itself.
 
@@ -55,6 +57,10 @@ def generic_script(issue_sql: list[str]):
             return {"stop": True, "reason": "no alternative"}
         if name == "AmbiguityReport":
             return {"ambiguities": []}
+        if name == "CheckPlan":
+            return {"checks": []}
+        if name == "ComparisonReply":
+            return {"verdicts": [], "best": "A", "reason": "benchmark policy"}
         if name == "GeneratedSQL":
             return {"sql": answer_sql, "rationale": "unchanged (benchmark policy)"}
         if name == "RepairedSQL":
@@ -124,6 +130,8 @@ def run_task(task, tpl_url: str, mode: str, checkpointer: Any) -> dict[str, Any]
     for n in nodes:
         per_tool[n.tool] += n.ms - n.llm_ms
     per_tool["probe (first run of the issue SQL)"] += run.timings.get("probe_ms", 0.0)
+    if run.timings.get("checks_ms"):
+        per_tool["checks on the issue SQL (scenario copies)"] += run.timings["checks_ms"]
     per_tool["final result"] += run.timings.get("final_ms", 0.0)
     tool_ms = sum(per_tool.values())
     rec |= {"status": run.status, "wall_ms": round(wall, 2), "framework_ms": round(run.framework_ms, 2),

@@ -1,7 +1,7 @@
 """Scripted-model helpers for the agent tests: callables that answer from the message history.
 
-Each helper reads which request it got from ``response_model`` (PlannerReply, AmbiguityReport,
-GeneratedSQL, JudgeScores, RepairedSQL) and the rendered prompt text, like a fake model would.
+Each helper reads which request it got from ``response_model`` (CheckPlan, PlannerReply, AmbiguityReport,
+GeneratedSQL, JudgeScores, ComparisonReply, RepairedSQL) and the rendered prompt text, like a fake model would.
 """
 
 from __future__ import annotations
@@ -34,3 +34,17 @@ def scores(n: int, reason: str = "", entail: int | None = None) -> dict[str, Any
     s = {"score": n, "reason": reason}
     return {"columns": s, "granularity": s, "joins": s, "logic": s,
             "entailment": {"score": entail if entail is not None else n, "reason": reason}, "issues": []}
+
+
+NO_CHECKS: dict[str, Any] = {"checks": []}  # a check writer that finds nothing checkable in the request
+
+
+def is_rewrite(messages: list[dict]) -> bool:
+    """The direct-rewrite sibling's request (the single-shot prompt), not the minimal edit's."""
+    return "SQL with an issue:" in user_text(messages)
+
+
+def plan_nodes(messages: list[dict]) -> list[dict[str, Any]]:
+    """The plan tree the planner prompt shows (flat nodes with id, status, hypothesis, ...)."""
+    m = re.search(r"Current plan \(executed nodes carry their result; cursor: [^)]*\):\n(\[.*\])", user_text(messages))
+    return json.loads(m.group(1)) if m else []

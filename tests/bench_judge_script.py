@@ -1,8 +1,9 @@
 """A scripted model for the judge benchmark's replay fixture, and the command that records it.
 
 The model plays a judge that errs both ways, on two flash tasks, so the benchmark's labels and
-figures have something to find. On each task the planner asks for two readings; the candidate
-of the first reading is judged first, and after a refutation the tree rolls back to the second:
+figures have something to find. On each task the check writer finds nothing checkable and the planner asks for two readings;
+the candidate of the first reading is judged first, and after a refutation the tree rolls back to
+the second, whose direct rewrite (written the same way) confirms it by returning the same rows:
 
 - task 1 (Query): the first candidate is a right fix (``to_char``), which the judge refutes; the
   second is the issue SQL again, which it accepts and returns (a wrong final answer);
@@ -68,13 +69,15 @@ def script(messages: list[dict], role: str, response_model: Any) -> Any:
             return {"reason": "refuted: try the other reading",
                     "cursor": flat.split("nearest unexplored alternative: ")[1].split(")")[0].strip()}
         return {"stop": True, "reason": "no alternative left"}
+    if name == "CheckPlan":
+        return {"checks": []}
     if name == "AmbiguityReport":
         return {"ambiguities": [{"phrase": "the request", "interpretations": [
             {"description": "reading one"}, {"description": "reading two"}], "settle_with_data": True,
             "question": ""}]}
     if name == "GeneratedSQL":
         assert task is not None, "the scripted model only knows tasks 1 and 10"
-        second = "means reading two" in text
+        second = "means reading two" in text  # the minimal edit's reading, and the direct rewrite's
         return {"sql": task[1] if second else task[0], "rationale": "scripted candidate"}
     if name == "JudgeScores":
         shown = text.split("SQL:", 1)[-1]  # the judged SQL comes first after its heading; the request may quote others

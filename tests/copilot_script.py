@@ -1,5 +1,5 @@
 """A scripted model for the copilot's tests: it answers each request by what is asked
-(first draft, planner decision, ambiguity report, candidate SQL, judge scores, answer words),
+(first draft, checks, planner decision, ambiguity report, candidate SQL, judge scores, answer words),
 so one script drives a whole tree run of the real agent on a real database."""
 
 from __future__ import annotations
@@ -70,9 +70,12 @@ def copilot_model(sql_for: dict[str, str] | None = None, *, answer: str | None =
             return {"reason": "nothing else to try", "stop": True}
         if name == "AmbiguityReport":
             return _AMBIGUITY if revenue else {"ambiguities": []}
+        if name == "CheckPlan":
+            return {"checks": []}
         if name == "GeneratedSQL":
             if revenue:
-                hyp = re.search(r"Branch hypothesis \(assume this reading\): (.*)", text)
+                # the minimal edit's reading, or the direct rewrite's
+                hyp = re.search(r"(?:Branch hypothesis \(assume this reading\)|Read the request this way): (.*)", text)
                 paid = bool(hyp and "PAID" in hyp.group(1))
                 return {"sql": REVENUE_PAID if paid else REVENUE_ALL, "rationale": "per the reading chosen"}
             return {"sql": pick(text), "rationale": "grouped as asked"}

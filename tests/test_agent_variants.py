@@ -44,12 +44,16 @@ def test_ask_drafts_then_debugs(pg_db):
                                             "children": [{"id": "g", "tool": "generate_sql"}]}}
         if name == "GeneratedSQL":
             return {"sql": "SELECT COUNT(*) FROM customers"}
+        if name == "CheckPlan":
+            return {"checks": [{"kind": "row_count", "why": "how many", "relation": "exactly", "count": 1}]}
         return scores(9)
 
     run = ask("How many customers are there?", pg_db, model=ScriptedChatModel(script))
     assert run.status == "solved" and run.result.rows == [[3]]
     assert run.original_sql == "SELECT COUNT(*) FROM customer"
-    assert run.usage.llm_calls == 4  # draft, plan, generate, judge
+    assert run.original_checks.result("c1").status == "failed"  # the draft does not run
+    # draft, checks, plan, generate, judge, then the direct rewrite that agrees with the candidate
+    assert run.usage.llm_calls == 6 and run.verdict["confirmed"]
 
 
 def test_sandbox_repair_of_a_statement_list(pg_db):

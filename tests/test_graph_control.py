@@ -11,7 +11,7 @@ from actsagent.agent import repair, resume
 from actsagent.graphs.models import Budget
 from actsagent.llm import ProviderError, ScriptedChatModel
 
-from agent_scripts import failed_of, options_of, phase_of, scores, user_text
+from agent_scripts import NO_CHECKS, failed_of, options_of, phase_of, scores, user_text
 
 INTENT = "Total paid amount per customer name"
 BAD = "SELECT c.name, SUM(o.totl) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name"
@@ -25,6 +25,8 @@ SIMPLE_PLAN = {"reason": "run, then write", "cursor": "r",
 def simple(sql: str = GOOD, judge_score: int = 9):
     def script(messages, role, response_model):
         name = response_model.__name__
+        if name == "CheckPlan":
+            return NO_CHECKS
         if name == "PlannerReply":
             if phase_of(messages) == "initial":
                 return SIMPLE_PLAN
@@ -58,6 +60,8 @@ def test_llm_call_budget(pg_db):
 
 def test_malformed_planner_output_falls_back_and_is_recorded(pg_db):
     def script(messages, role, response_model):
+        if response_model.__name__ == "CheckPlan":
+            return NO_CHECKS
         if response_model.__name__ == "PlannerReply":
             return "I think we should run the query first!"  # not JSON, also not after the repair round
         if response_model.__name__ == "GeneratedSQL":
@@ -75,6 +79,8 @@ def test_malformed_planner_output_falls_back_and_is_recorded(pg_db):
 
 def test_malformed_tool_output_fails_the_node_and_the_run_continues(pg_db):
     def script(messages, role, response_model):
+        if response_model.__name__ == "CheckPlan":
+            return NO_CHECKS
         name = response_model.__name__
         if name == "PlannerReply":
             return {"cursor": "d", "plan": {"id": "d", "tool": "detect_ambiguities",
@@ -95,6 +101,8 @@ def test_invalid_planner_decision_is_re_asked(pg_db):
     asked = []
 
     def script(messages, role, response_model):
+        if response_model.__name__ == "CheckPlan":
+            return NO_CHECKS
         name = response_model.__name__
         if name == "PlannerReply":
             asked.append(phase_of(messages))
@@ -154,6 +162,8 @@ AMBIG = {"ambiguities": [{"phrase": "paid amount", "interpretations": [
 
 
 def clarify_script(messages, role, response_model):
+    if response_model.__name__ == "CheckPlan":
+        return NO_CHECKS
     name = response_model.__name__
     text = user_text(messages)
     if name == "PlannerReply":
@@ -205,7 +215,11 @@ def test_strict_policy_never_sends_forbidden_sql(pg_db):
 
 def test_plan_without_a_leaf_gets_one(pg_db):
     def script(messages, role, response_model):
+        if response_model.__name__ == "CheckPlan":
+            return NO_CHECKS
         name = response_model.__name__
+        if name == "CheckPlan":
+            return NO_CHECKS
         if name == "PlannerReply":
             if phase_of(messages) == "initial":
                 return {"cursor": "r", "plan": {"id": "r", "tool": "run_sql"}}  # no generate_sql leaf
@@ -214,12 +228,17 @@ def test_plan_without_a_leaf_gets_one(pg_db):
 
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert run.status == "solved"
-    assert [n.tool for n in run.tree.executed()] == ["run_sql", "generate_sql"]
+    # the appended leaf, then its direct-rewrite sibling, which agrees with it (no planner call in between)
+    assert [n.tool for n in run.tree.executed()] == ["run_sql", "generate_sql", "generate_sql"]
+    assert [n.input for n in run.tree.executed()][1:] == [{}, {"strategy": "rewrite"}]
+    assert run.verdict["confirmed"] and "same results as n2" in run.verdict["evidence"][0]
     assert sum(f.get("kind") == "invalid_decision" for f in run.model_failures) == 2
 
 
 def test_bad_tool_input_from_the_planner_fails_that_node_only(pg_db):
     def script(messages, role, response_model):
+        if response_model.__name__ == "CheckPlan":
+            return NO_CHECKS
         name = response_model.__name__
         if name == "PlannerReply":
             return {"cursor": "i", "plan": {"id": "i", "tool": "inspect_columns", "input": {"table": "no_such_table"},
@@ -241,9 +260,11 @@ def test_bugs_are_not_swallowed(pg_db):
 
 
 def test_token_budget(pg_db):
-    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(simple(judge_score=3)), budget=Budget(max_tokens=1500))
+    # the checks and the plan take about 2,000 (scripted) tokens; the first candidate crosses the budget
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(simple(judge_score=3)), budget=Budget(max_tokens=2500))
     assert run.status == "best_effort" and any("tokens" in n for n in run.notes)
     assert run.final_sql == GOOD  # the best (refuted) candidate is still returned
+    assert [n.tool for n in run.tree.executed()] == ["run_sql", "generate_sql"]
 
 
 def test_wall_time_budget_before_any_candidate(pg_db):
@@ -263,6 +284,8 @@ def test_every_prompt_shows_a_statement_list_the_same_way(pg_db):
     def script(messages, role, response_model):
         name = response_model.__name__
         seen.setdefault(name, []).append(messages)
+        if name == "CheckPlan":
+            return NO_CHECKS
         if name == "PlannerReply":
             return {"reason": "readings, then write", "cursor": "a",
                     "plan": {"id": "a", "tool": "detect_ambiguities", "description": "readings",
@@ -277,8 +300,9 @@ def test_every_prompt_shows_a_statement_list_the_same_way(pg_db):
 
     run = repair("count customers, then list their names", stmts, pg_db, model=ScriptedChatModel(script))
     assert run.status == "solved" and run.final_sql_statements == fixed
-    for name in ("PlannerReply", "AmbiguityReport", "GeneratedSQL"):
+    for name in ("CheckPlan", "PlannerReply", "AmbiguityReport", "GeneratedSQL"):
         assert shown in user_text(seen[name][0]), name
+    assert shown in user_text(seen["GeneratedSQL"][1])  # the direct rewrite, too
     assert shown.replace("nme", "name") in user_text(seen["JudgeScores"][0])
     gen_system = seen["GeneratedSQL"][0][0]["content"]
     assert "JSON array of strings" in gen_system and '["<statement 1>", "<statement 2>", ...]' in gen_system

@@ -8,7 +8,7 @@ from actsagent.llm import ScriptedChatModel
 from actsagent.tools import JudgeInput, RunSqlInput, ToolContext, judge, run_sql
 from actsagent.tools._schema_context import select_tables
 
-from agent_scripts import scores, user_text
+from agent_scripts import NO_CHECKS, is_rewrite, scores, user_text
 
 INTENT = "Total paid amount per customer name"
 BAD = "SELECT c.name, SUM(o.totl) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name"
@@ -21,6 +21,8 @@ def test_steps_copied_under_each_reading_drop_the_planners_instructions(pg_db):
 
     def script(messages, role, response_model):
         name = response_model.__name__
+        if name == "CheckPlan":
+            return NO_CHECKS
         if name == "PlannerReply":
             return {"reason": "two readings", "cursor": "d",
                     "plan": {"id": "d", "tool": "detect_ambiguities", "description": "readings",
@@ -39,13 +41,15 @@ def test_steps_copied_under_each_reading_drop_the_planners_instructions(pg_db):
 
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     tree = run.tree
-    branches = [tree.nodes[c] for c in tree.nodes[tree.root].children]
+    children = [tree.nodes[c] for c in tree.nodes[tree.root].children]
+    branches = [b for b in children if b.input.get("strategy") != "rewrite"]  # the readings, not their rewrites
     assert len(branches) == 2 and all(b.tool == "generate_sql" for b in branches)
     assert all(b.input == {} for b in branches)  # neither the draft nor the one-reading instructions survive
-    assert len(gen_prompts) == 2
+    assert len(gen_prompts) == 3  # both readings, then the second reading's direct rewrite
     assert all(one_reading_fix not in p for p in gen_prompts)
     assert "assume this reading): 'paid' means orders with status paid" in gen_prompts[0]
     assert "assume this reading): 'paid' means every order" in gen_prompts[1]
+    assert "Read the request this way: 'paid' means every order" in gen_prompts[2]
 
 
 def test_a_one_node_plan_runs_and_is_judged(pg_db):
@@ -60,17 +64,21 @@ def test_a_one_node_plan_runs_and_is_judged(pg_db):
                     "plan": {"id": "g", "tool": "generate_sql", "description": "totl -> total",
                              "input": {"instructions": "rename totl to total"}}}
         if name == "GeneratedSQL":
-            assert "rename totl to total" in user_text(messages)
+            assert is_rewrite(messages) or "rename totl to total" in user_text(messages)
             return {"sql": GOOD, "rationale": "totl -> total"}
         if name == "JudgeScores":
             return scores(9, "ok")
+        if name == "CheckPlan":
+            return NO_CHECKS
         raise AssertionError(name)
 
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert run.status == "solved" and run.final_sql == GOOD and run.result.ok
-    assert len(run.tree.nodes) == 1 and run.tree.nodes[run.tree.root].tool == "generate_sql"
+    assert run.tree.nodes[run.tree.root].tool == "generate_sql"
     assert run.tree.nodes[run.final_node].verdict["method"] == "llm"
-    assert seen == ["PlannerReply", "GeneratedSQL", "JudgeScores"]
+    # nothing checkable: the judged candidate is confirmed by its direct rewrite agreeing with it
+    assert seen == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL"]
+    assert len(run.tree.nodes) == 2 and run.tree.nodes["n1"].input == {"strategy": "rewrite"}
 
 
 # nine tables (more than the small-database limit): a chain shop -> staff, customers -> orders -> items,
@@ -98,6 +106,8 @@ def test_prompts_show_the_tables_the_request_touches_and_their_fk_neighbours(pg_
     def script(messages, role, response_model):
         name = response_model.__name__
         prompts.setdefault(name, "\n".join(m["content"] for m in messages))
+        if name == "CheckPlan":
+            return NO_CHECKS
         if name == "PlannerReply":
             return {"reason": "fix", "cursor": "g", "plan": {"id": "g", "tool": "generate_sql"}}
         if name == "GeneratedSQL":
@@ -110,7 +120,7 @@ def test_prompts_show_the_tables_the_request_touches_and_their_fk_neighbours(pg_
     sql = "WITH weather_log AS (SELECT 1) SELECT o.id, o.totl FROM ORDERS o, weather_log"
     run = repair("Order totals; also which code was used", sql, db, model=ScriptedChatModel(script))
     assert run.status == "solved"
-    for name in ("PlannerReply", "GeneratedSQL", "JudgeScores"):
+    for name in ("CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores"):
         text = prompts[name]
         for t in ("orders", "customers", "order_items", "coupons"):  # named, FK neighbours both ways, via a column
             assert f"Table {t}" in text, (name, t)

@@ -1,8 +1,10 @@
 """The tree graph's control flow with a scripted model on the real embedded PostgreSQL.
 
 The main case rebuilds the paper's Figure 3: "overlapping" is ambiguous; the wrong reading
-(total booking count) is refuted by the judge, the graph rolls back to the alternative
-(concurrent time overlap), whose first candidate has a syntax error that split_and_fix repairs.
+(total booking count) is refuted by the judge, the planner rolls back to the alternative
+(concurrent time overlap) rather than to the direct rewrite of the refuted reading, and that
+reading's first candidate has a syntax error that split_and_fix repairs; the repaired candidate is
+confirmed by its direct-rewrite sibling giving the same rows.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from actsagent.agent import repair
 from actsagent.graphs.models import Budget
 from actsagent.llm import ScriptedChatModel
 
-from agent_scripts import failed_of, options_of, phase_of, scores, user_text
+from agent_scripts import NO_CHECKS, failed_of, is_rewrite, options_of, phase_of, plan_nodes, scores, user_text
 
 BOOKINGS = [
     "CREATE TABLE bookings (id SERIAL PRIMARY KEY, room TEXT NOT NULL, guest TEXT, "
@@ -35,6 +37,8 @@ OVERLAP = ("SELECT DISTINCT b1.room FROM bookings b1 JOIN bookings b2 ON b1.room
 def figure3_script(messages, role, response_model):
     name = response_model.__name__ if response_model else ""
     text = user_text(messages)
+    if name == "CheckPlan":
+        return NO_CHECKS
     if name == "PlannerReply":
         phase = phase_of(messages)
         if phase == "initial":
@@ -48,6 +52,11 @@ def figure3_script(messages, role, response_model):
         if phase == "select":
             return {"reason": "try the simpler reading first", "cursor": options_of(messages)[0]}
         failed = failed_of(messages)
+        if "a count is not an overlap" in text:  # the reading itself was refuted: not its rewrite, the other reading
+            other = [n for n in plan_nodes(messages) if n["status"] == "pending" and "time ranges overlap" in
+                     n["hypothesis"] and n["tool"] == "inspect_columns"]
+            if other:
+                return {"reason": "the count reading was refuted; back to the other reading", "cursor": other[0]["id"]}
         if "unexplored alternative: " in text.replace("\n", " ") or "(nearest unexplored alternative: n" in text:
             suggested = text.split("nearest unexplored alternative: ")[1].split(")")[0]
             return {"reason": "the count reading was refuted; back to the other reading", "cursor": suggested}
@@ -66,6 +75,8 @@ def figure3_script(messages, role, response_model):
     if name == "GeneratedSQL":
         if "repaired: " in text:
             return {"sql": OVERLAP, "rationale": "take the clause-level repair"}
+        if is_rewrite(messages):  # written directly from the request under the branch's reading
+            return {"sql": COUNT_SQL if "more than one booking" in text else OVERLAP, "rationale": "direct"}
         if "assume this reading): 'overlapping' means rooms with more than one booking" in text:
             return {"sql": COUNT_SQL, "rationale": "count bookings per room"}
         return {"sql": BROKEN_OVERLAP, "rationale": "self-join on overlapping ranges"}
@@ -108,6 +119,13 @@ def test_figure3_rollback_after_refuted_branch_then_success(bookings_db):
     assert split.tool == "split_and_fix" and split.output["localisation"]["clause_at_error"] == "WHERE"
     final = tree.nodes[split.children[0]]
     assert final.status == "accepted" and run.final_node == final.id
+    # the repaired candidate's direct-rewrite sibling gave the same rows: each confirms the other
+    rewrite = tree.nodes[split.children[1]]
+    assert rewrite.input == {"strategy": "rewrite"} and rewrite.verdict["method"] == "agreement"
+    assert final.verdict["confirmed"] and f"same results as {rewrite.id}" in final.verdict["evidence"][0]
+    # the count reading's rewrite was planned beside its refuted leaf, but the planner moved to the other reading
+    skipped = tree.nodes[branches[0].children[1]]
+    assert skipped.input == {"strategy": "rewrite"} and skipped.status == "pending"
     order = [n.id for n in tree.executed()]
     assert order.index(count_leaf.id) < order.index(branches[1].id)  # rollback happened after the refutation
     # every node records its input, output, timing and tokens
@@ -165,7 +183,8 @@ def test_planned_draft_is_not_copied_into_each_reading(bookings_db):
 
     run = repair(INTENT, ORIGINAL, bookings_db, model=ScriptedChatModel(script))
     tree = run.tree
-    branches = [tree.nodes[c] for c in tree.nodes[tree.root].children]
+    children = [tree.nodes[c] for c in tree.nodes[tree.root].children]
+    branches = [b for b in children if b.input.get("strategy") != "rewrite"]  # the readings, not their rewrites
     assert [b.tool for b in branches] == ["generate_sql", "generate_sql"]
     assert all(b.input == {} for b in branches)  # the draft and the free-text instructions are both dropped
     assert all("keep ORDER BY room" not in p for p in prompts)

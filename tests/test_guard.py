@@ -326,3 +326,19 @@ ANALYTICS_SQL = [  # everyday PostgreSQL an analyst or a model writes: none may 
 def test_everyday_postgres_analytics_passes(sql):
     r = check_sql(sql, "postgres")
     assert r.ok, r
+
+
+def test_an_application_that_quiets_sqlglot_does_not_blind_the_guard(caplog):
+    import logging
+
+    logger = logging.getLogger("sqlglot")
+    before = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        r = check_sql("SELECT json_extract(doc, '$.a[') FROM t", "sqlite")
+        assert r.rule == "parse" and "Invalid JSON path" in r.reason
+        with caplog.at_level(logging.WARNING):  # outside the guard the application's ERROR level still holds
+            logger.warning("outside the guard")
+        assert "outside the guard" not in caplog.text
+    finally:
+        logger.setLevel(before)

@@ -78,8 +78,9 @@ def test_ask_streams_plan_then_sql_rows_words_and_chart(demo_db, tmp_path):
     plan = _one(events, "plan")
     assert plan["tree"]["roots"] and plan["tree"]["nodes"]
     last_tree = events[-1]["tree"]
-    statuses = {n["tool"]: n["status"] for n in last_tree["nodes"].values()}
-    assert statuses == {"run_sql": "done", "generate_sql": "chosen"}
+    statuses = sorted((n["tool"], n["status"]) for n in last_tree["nodes"].values())
+    # the planned leaf is chosen; its direct-rewrite sibling, which returned the same rows, is done
+    assert statuses == [("generate_sql", "chosen"), ("generate_sql", "done"), ("run_sql", "done")]
 
     final = _one(events, "final")
     assert final["data"]["final_sql"] == ORDERS_BY_STATUS
@@ -136,8 +137,10 @@ def test_clarification_pauses_the_run_and_the_reply_resumes_it(demo_db, tmp_path
     assert _one(more, "result")["data"]["result"]["rows"] == _rows(demo_db, REVENUE_PAID)
     tree = more[-1]["tree"]["nodes"]
     branches = {n["label"]: n["status"] for n in tree.values() if n["parent"] is not None}
+    # the chosen reading's candidate was confirmed by its direct rewrite returning the same rows
     assert branches == {"reading 1 of 'revenue': all orders, whatever their status": "abandoned",
-                        "reading 2 of 'revenue': only PAID orders": "chosen"}, branches
+                        "reading 2 of 'revenue': only PAID orders": "chosen",
+                        "direct rewrite from the request (a second, independent candidate)": "done"}, branches
     assert more[-1]["data"]["status"] == "done"
     # answering again is refused: the run is no longer waiting
     assert client.post(f"/api/turns/{turn['id']}/clarify", json={"answer": "1"}).status_code == 409

@@ -84,8 +84,9 @@ def test_ask_edit_rerun_and_reload(page, copilot_url):
     _send(page, "How many orders per status?")
     turn = page.get_by_test_id("turn").last
     expect(turn.get_by_test_id("user-message")).to_have_text("How many orders per status?")
-    # the plan tree, then the SQL, the rows, the words and the chart
-    expect(turn.get_by_test_id("plan-node")).to_have_count(2)
+    # the plan tree (run, write, and the direct rewrite that confirmed it), then the SQL, the rows, the words
+    # and the chart
+    expect(turn.get_by_test_id("plan-node")).to_have_count(3)
     expect(turn.locator("[data-testid=plan-node][data-status=chosen]")).to_contain_text("write the final SQL")
     expect(turn.get_by_test_id("final-sql")).to_have_text(ORDERS_BY_STATUS)
     rows = turn.locator("[data-testid=result-table] tbody tr")

@@ -30,11 +30,12 @@ from actsagent.graphs.checkpoint import get_checkpointer
 from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, RunUsage
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.tree import PlanTree
-from actsagent.graphs.tree_graph import TreeState, build_tree_graph, initial_state
+from actsagent.graphs.tree_graph import TreeState, build_tree_graph, check_plan, initial_state
 from actsagent.graphs.variants import run_regenerate, run_single_shot
 from actsagent.llm.tracing import run_inputs, run_outputs, traced
 from actsagent.tools import ToolContext
 from actsagent.tools.run_sql import execute_statements
+from actsagent.tools.verify import Verification
 
 __all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream", "stream_resume"]
 
@@ -46,13 +47,27 @@ _NO_LLM_NOTE = ("no LLM configured: ran the LLM-free fallback (run, SafeQL refin
 @traced("actsagent.repair", inputs=run_inputs, outputs=run_outputs)
 def repair(intent: str, sql: str | list[str] | None, db: Database, *, mode: Mode = "tree", model: Any = None,
            policy: Any = None, budget: Budget | None = None, interactive: bool = False, thread_id: str | None = None,
-           on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None) -> AgentRun:
-    """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree."""
+           on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None,
+           verify_copies: bool | None = None) -> AgentRun:
+    """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree.
+
+    ``verify_copies``: may the checks run in disposable copies of ``db`` (``CREATE DATABASE ... TEMPLATE``,
+    which ends the database's other sessions)? None: only under the sandbox policy, where ``db`` is itself
+    a disposable copy. Checks that need a copy are reported as could-not-run without one.
+    """
     if not intent or not intent.strip():
         raise UserError("the intent (issue text or question) is empty")
     if mode not in ("tree", "linear", "regenerate", "single_shot"):
         raise UserError(f"unknown mode {mode!r}: use tree, linear, regenerate or single_shot")
-    rt, notes = _runtime(db, model, policy, budget, interactive, on_event)
+    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies)
+    try:
+        return _repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer)
+    finally:
+        rt.ctx.close_scenarios()
+
+
+def _repair(rt: Runtime, notes: list[str], intent: str, sql: str | list[str] | None, db: Database, mode: Mode,
+            thread_id: str | None, checkpointer: Any) -> AgentRun:
     sql = _normalise_sql(sql, db.dialect if rt.ctx.sandbox_mode else None)
     tid = thread_id or uuid.uuid4().hex
     t0 = time.perf_counter()
@@ -81,7 +96,8 @@ def repair(intent: str, sql: str | list[str] | None, db: Database, *, mode: Mode
 @traced("actsagent.ask", inputs=run_inputs, outputs=run_outputs)
 def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, budget: Budget | None = None,
         interactive: bool = False, thread_id: str | None = None, mode: Mode = "tree",
-        on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None) -> AgentRun:
+        on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None,
+        verify_copies: bool | None = None) -> AgentRun:
     """Write SQL for ``question``, then debug it with the same tree (text-to-SQL)."""
     from actsagent.llm import StructuredOutputError
     from actsagent.tools.generate_sql import GeneratedSQL, _clean
@@ -105,7 +121,8 @@ def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, b
         rt.emit("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
     draft_usage = rt.ctx.meter.total.model_copy()
     run = repair(question, draft, db, mode=mode, model=rt.model, policy=policy, budget=budget,
-                 interactive=interactive, thread_id=thread_id, on_event=on_event, checkpointer=checkpointer)
+                 interactive=interactive, thread_id=thread_id, on_event=on_event, checkpointer=checkpointer,
+                 verify_copies=verify_copies)
     run.usage.llm_calls += draft_usage.llm_calls
     run.usage.prompt_tokens += draft_usage.prompt_tokens
     run.usage.completion_tokens += draft_usage.completion_tokens
@@ -118,9 +135,16 @@ def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, b
 @traced("actsagent.resume", inputs=run_inputs, outputs=run_outputs)
 def resume(thread_id: str, answer: str, db: Database, *, model: Any = None, policy: Any = None,
            budget: Budget | None = None, on_event: Callable[[AgentEvent], None] | None = None,
-           checkpointer: Any = None) -> AgentRun:
+           checkpointer: Any = None, verify_copies: bool | None = None) -> AgentRun:
     """Continue a run paused for clarification with the user's ``answer`` (an option number or words)."""
-    rt, notes = _runtime(db, model, policy, budget, True, on_event)
+    rt, notes = _runtime(db, model, policy, budget, True, on_event, verify_copies)
+    try:
+        return _resume(rt, notes, thread_id, answer, checkpointer)
+    finally:
+        rt.ctx.close_scenarios()
+
+
+def _resume(rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpointer: Any) -> AgentRun:
     saver = checkpointer or get_checkpointer()
     graph = build_tree_graph(rt, saver)
     config = {"configurable": {"thread_id": thread_id}}
@@ -216,7 +240,8 @@ def _normalise_sql(sql: str | list[str] | None, split_dialect: str | None = None
 
 
 def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, interactive: bool,
-             on_event: Callable[[AgentEvent], None] | None) -> tuple[Runtime, list[str]]:
+             on_event: Callable[[AgentEvent], None] | None,
+             verify_copies: bool | None = None) -> tuple[Runtime, list[str]]:
     notes: list[str] = []
     if isinstance(model, str):  # a model name: the configured endpoint, that model for every role
         from actsagent.llm import LLMConfig, RoleModels, get_chat_model
@@ -232,7 +257,7 @@ def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, inter
         model = get_chat_model()
         if model is None:
             notes.append(_NO_LLM_NOTE)
-    ctx = ToolContext(db=db, policy=policy, model=model)
+    ctx = ToolContext(db=db, policy=policy, model=model, verify_copies=verify_copies)
     return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive, on_event=on_event), notes
 
 
@@ -301,6 +326,8 @@ def _to_run(rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: C
         final_sql_statements=statements, final_node=node_id, result=result, verdict=verdict, tree=tree,
         usage=RunUsage(**{k: c.get(k, 0) for k in RunUsage.model_fields}),
         framework_ms=max(0.0, wall - llm_this_call), wall_ms=wall,
-        timings={"probe_ms": float(c.get("probe_ms", 0.0)), "final_ms": final_ms},
+        timings={"probe_ms": float(c.get("probe_ms", 0.0)), "checks_ms": float(c.get("checks_ms", 0.0)),
+                 "final_ms": final_ms},
         notes=[*notes, *state.get("notes", [])], model_failures=list(state.get("failures", [])),
-        pending_clarification=paused, thread_id=tid)
+        pending_clarification=paused, thread_id=tid, checks=check_plan(state),
+        original_checks=Verification.model_validate(state["original_check"]) if state.get("original_check") else None)

@@ -13,7 +13,14 @@ from pydantic import BaseModel, Field
 
 ToolName = Literal["run_sql", "inspect_columns", "detect_ambiguities", "split_and_fix", "safeql_refine",
                    "generate_sql"]
-NodeStatus = Literal["pending", "done", "failed", "refuted", "accepted", "skipped"]
+# unconfirmed: a candidate the judge approved that no check the original fails, and no second candidate, confirmed
+NodeStatus = Literal["pending", "done", "failed", "refuted", "unconfirmed", "accepted", "skipped"]
+
+
+def _verdict(raw: dict[str, Any]) -> Any:
+    from actsagent.tools.judge import Verdict
+
+    return Verdict.model_validate(raw)
 
 
 class NodeSpec(BaseModel):
@@ -141,7 +148,8 @@ class PlanTree(BaseModel):
 
     def render_text(self) -> str:
         """An indented text tree: status, tool, description, timing, tokens, result line."""
-        mark = {"pending": "·", "done": "✓", "failed": "✗", "refuted": "↩", "accepted": "★", "skipped": "-"}
+        mark = {"pending": "·", "done": "✓", "failed": "✗", "refuted": "↩", "unconfirmed": "~", "accepted": "★",
+                "skipped": "-"}
         lines = []
         for depth, n in self.walk():
             pad = "  " * depth
@@ -160,4 +168,5 @@ class PlanTree(BaseModel):
                     lines.append(f"{pad}    {dl[:160]}")
             if n.verdict:
                 lines.append(f"{pad}    judge: {n.verdict.get('summary', '')[:160]}")
+                lines += [f"{pad}    check {c.line()}"[:170 + len(pad)] for c in _verdict(n.verdict).checks]
         return "\n".join(lines)

@@ -3,13 +3,16 @@
     plan ──> execute ──> advance ──> execute ... ──> END
                  └──> clarify (interactive pause) ──> execute
 
-* ``plan``: the planner writes the revision-plan tree (JSON) from the intent, schema, faulty SQL
-  and its result; without a model a deterministic fallback plan is used.
+* ``plan``: checks are written from the intent before any candidate exists (``write_checks``) and
+  run on the original SQL; the planner writes the revision-plan tree (JSON) from the intent,
+  schema, faulty SQL and its result; without a model a deterministic fallback plan is used.
 * ``execute``: runs the cursor node's tool and records input, output, timing and tokens on the
   node. ``detect_ambiguities`` expands the node with one branch per interpretation; a
-  ``generate_sql`` leaf's candidate is executed and judged.
-* ``advance``: accept a passing candidate; otherwise roll back bottom-up to the nearest node with
-  unexplored children (the planner may add new ones); where several children are pending the
+  ``generate_sql`` leaf's candidate is executed, verified by the checks in disposable copies, and
+  judged: alone, or against earlier candidates on the rows where their results differ.
+* ``advance``: accept a verified candidate; a candidate the judge approves without confirmation
+  gets a direct-rewrite sibling to compare with; otherwise roll back bottom-up to the nearest node
+  with unexplored children (the planner may add new ones); where several children are pending the
   planner selects one from the evidence; budgets end the run with the best candidate so far.
 
 Model failures (malformed replies, bad tool inputs, failing SQL) are stored on nodes and in
@@ -28,9 +31,10 @@ from langgraph.graph import END, StateGraph
 from langgraph.types import interrupt
 from pydantic import BaseModel, ValidationError
 
+from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks
 from actsagent.graphs.models import Budget, PlannerReply
 from actsagent.graphs.runtime import Runtime
-from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
+from actsagent.graphs.tree import NodeSpec, NodeStatus, PlanNode, PlanTree
 from actsagent.llm import StructuredOutputError
 from actsagent.tools import (
     TOOLS,
@@ -46,6 +50,9 @@ from actsagent.tools import (
 )
 from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import statements_text
+from actsagent.tools.checks import CheckPlan, WriteChecksInput, write_checks
+from actsagent.tools.compare import CompareInput, Contender, agree, compare_candidates
+from actsagent.tools.verify import Verification, VerifyInput, check_lines, verify
 
 # failures of the model (stored, drive backtracking); anything else is a bug and propagates
 _MODEL_FAULTS = (StructuredOutputError, ToolInputError, NoModelError)
@@ -66,13 +73,20 @@ class TreeState(TypedDict, total=False):
     notes: list[str]
     pending: dict[str, Any] | None
     refuted: list[dict[str, Any]]
+    checks: dict[str, Any] | None  # CheckPlan, written before any candidate
+    original_check: dict[str, Any] | None  # Verification of the original SQL
+    candidates: dict[str, Any]  # Candidates
+    accepted: str | None  # the node of a verified candidate: the run ends with it
+    jump: str | None  # a verification sibling to run next without asking the planner
 
 
 def initial_state(intent: str, sql: str | list[str] | None, mode: str = "tree") -> TreeState:
     return TreeState(mode=mode, intent=intent, original_sql=sql, original_result="", tree=PlanTree().model_dump(),
                      phase="plan", best=None, final=None, failures=[], decisions=[], notes=[], pending=None,
-                     refuted=[], counters={"nodes": 0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                           "cost_usd": 0.0, "llm_ms": 0.0, "wall_ms": 0.0})
+                     refuted=[], checks=None, original_check=None, candidates=Candidates().model_dump(mode="json"),
+                     accepted=None, jump=None,
+                     counters={"nodes": 0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                               "cost_usd": 0.0, "llm_ms": 0.0, "wall_ms": 0.0})
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -126,6 +140,24 @@ def _save(state: TreeState, tree: PlanTree) -> None:
     state["tree"] = tree.model_dump(mode="json")
 
 
+def _candidates(state: TreeState) -> Candidates:
+    return Candidates.model_validate(state.get("candidates") or {})
+
+
+def _save_candidates(state: TreeState, cands: Candidates) -> None:
+    state["candidates"] = cands.model_dump(mode="json")
+    best = cands.best()
+    state["best"] = {"node": best.node, "ok": best.executes} if best else None
+
+
+def check_plan(state: TreeState) -> CheckPlan | None:
+    return CheckPlan.model_validate(state["checks"]) if state.get("checks") else None
+
+
+def _original_check(state: TreeState) -> Verification | None:
+    return Verification.model_validate(state["original_check"]) if state.get("original_check") else None
+
+
 # ---------------------------------------------------------------------------------------------------
 # plan
 
@@ -145,6 +177,7 @@ def _plan(rt: Runtime, state: TreeState) -> None:
     tree = PlanTree()
     reply = None
     if rt.model is not None:
+        _write_checks(rt, state)
         reply = _ask_planner(rt, state, tree, "initial")
     if reply is not None and reply.plan is not None:
         idmap: dict[str, str] = {}
@@ -158,8 +191,30 @@ def _plan(rt: Runtime, state: TreeState) -> None:
         tree.add_spec(fallback_plan(sql, first_error, first_empty), None)
         tree.cursor = tree.root
     _save(state, tree)
-    rt.emit("plan", "revision plan", tree=tree.for_planner(), text=tree.render_text())
+    text = tree.render_text()
+    plan = check_plan(state)
+    if plan is not None:
+        text += "\n" + "\n".join(check_lines(plan, _original_check(state)))
+    rt.emit("plan", "revision plan", tree=tree.for_planner(), text=text)
     state["phase"] = "execute"
+
+
+def _write_checks(rt: Runtime, state: TreeState) -> None:
+    """Checks from the intent before any candidate; then the original SQL runs through them (which of them
+    it fails shows the bug, and a fix is confirmed only by a check the original fails)."""
+    try:
+        plan = write_checks(WriteChecksInput(intent=state["intent"], original_sql=state["original_sql"]), rt.ctx)
+    except _MODEL_FAULTS as e:
+        state["failures"].append({"phase": "checks", **_fault_info(e)})
+        state["notes"].append("no checks could be written from the request: candidates are judged without them")
+        return
+    state["checks"] = plan.model_dump(mode="json")
+    if state["original_sql"]:
+        t0 = time.perf_counter()
+        ver = verify(VerifyInput(sql=state["original_sql"], checks=plan), rt.ctx)
+        state["counters"]["checks_ms"] = (time.perf_counter() - t0) * 1000
+        state["original_check"] = ver.model_dump(mode="json")
+    rt.emit("note", "checks: " + plan.summary())
 
 
 def fallback_plan(sql: str | list[str] | None, error: Any, empty: bool) -> NodeSpec:
@@ -246,7 +301,8 @@ def _resolve_input(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode
         hypothesis = "; ".join(x for x in (tree.hypothesis_of(node.id), hint) if x)
         given = {"intent": intent, "original_sql": original, "hypothesis": hypothesis,
                  "evidence": _evidence(tree, node), "draft_sql": draft,
-                 "feedback": "\n".join(f"- {r['sql']}: {r['why']}" for r in state["refuted"][-4:])}
+                 "feedback": "\n".join(f"- {r['sql']}: {r['why']}" for r in state["refuted"][-4:]),
+                 "strategy": node.input.get("strategy") or "minimal_edit"}
     if given.get("sql") is None and node.tool in ("run_sql", "split_and_fix", "safeql_refine"):
         raise ToolInputError(f"{node.tool} needs SQL and there is none yet on this path")
     return TOOLS[node.tool].input_model.model_validate(given)
@@ -264,7 +320,7 @@ def _working_sql(tree: PlanTree, node: PlanNode, original: Any) -> Any:
 
 def _sql_from(n: PlanNode) -> Any:
     out = n.output or {}
-    if n.status not in ("done", "refuted", "accepted"):
+    if n.status not in ("done", "refuted", "accepted", "unconfirmed"):
         return None
     if n.tool == "generate_sql":
         return out.get("sql")
@@ -345,25 +401,145 @@ def _without_drafts(spec: NodeSpec) -> NodeSpec:
 
 
 def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: GenerateSqlOutput) -> None:
-    verdict: Verdict = judge(JudgeInput(intent=state["intent"], sql=out.sql, execution=out.execution), rt.ctx)
-    node.verdict = {**verdict.model_dump(mode="json"), "summary": verdict.summary()}
-    node.status = "accepted" if verdict.passed else "refuted"
-    cand = {"node": node.id, "sql": out.sql, "ok": out.execution.ok, "empty": out.execution.ok and out.execution.last.empty,
-            "passed": verdict.passed, "method": verdict.method, "score": verdict.semantic_score or 0.0,
-            "order": node.order}
-    if _rank(cand) > _rank(state.get("best")):
-        state["best"] = cand
-    if not verdict.passed:
-        sql = statements_text(out.sql)
-        state["refuted"].append({"node": node.id, "sql": sql[:600], "why": "; ".join(verdict.reasons)[:600]})
-    rt.emit("candidate", verdict.summary(), node.id, sql=out.sql, passed=verdict.passed,
-            execution=out.execution.summary())
+    """Verify the candidate with the checks, then judge it: alone, by agreement with an earlier approved
+    candidate, or against the earlier ones on the rows where their results differ."""
+    cands = _candidates(state)
+    original = _original_check(state)
+    # without written checks a model's candidates are still run on the sample data, to be compared
+    plan = check_plan(state) or (CheckPlan() if rt.model is not None else None)
+    ver = None
+    if plan is not None and out.execution.ok:
+        ver = verify(VerifyInput(sql=out.sql, checks=plan, reference=original), rt.ctx)
+    rec = CandidateRecord(node=node.id, order=node.order or 0, sql=out.sql, strategy=out.strategy, source=out.source,
+                          hypothesis=tree.hypothesis_of(node.id), executes=out.execution.ok,
+                          empty=out.execution.ok and out.execution.last.empty, verification=ver,
+                          verdict=Verdict(passed=False, method="execution_only"))
+    rivals: list[CandidateRecord] = []
+    if rt.model is not None and ver is not None and not ver.with_status("failed"):  # refuted by a check: no rival
+        rivals = [r for r in cands.approved(exclude=node.id) if r.verification is not None]
+    twins = [r for r in rivals if ver is not None and r.verification is not None and agree(ver, r.verification)]
+    others = [r for r in rivals if r not in twins]
+    changed: list[CandidateRecord] = []
+    if twins:
+        twin = twins[-1]
+        evidence = f"same results as {twin.node} ({twin.origin}) on every scenario"
+        rec.verdict = Verdict(passed=True, method="agreement", checks=ver.results if ver else [], confirmed=True,
+                              evidence=[evidence])
+        rec.status = "verified"
+        if twin.status != "verified":
+            twin.verdict = twin.verdict.model_copy(update={"confirmed": True, "evidence": [
+                *twin.verdict.evidence, f"same results as {node.id} ({rec.origin}) on every scenario"]})
+            twin.status = "verified"
+            changed.append(twin)
+    elif others and not _compare(rt, state, rec, others[-2:], changed):
+        others = []  # the comparison failed: judge the candidate alone
+    if not twins and not others:
+        refuted_twins = [f"{r.node} ({r.origin}) returned the same results on every scenario and was refuted: "
+                         + "; ".join(r.verdict.reasons)[:300] for r in cands.items
+                         if r.node != node.id and r.status == "refuted" and r.verification is not None
+                         and ver is not None and agree(ver, r.verification)]
+        _judge_alone(rt, state, rec, original, out, refuted_twins)
+    for r in [rec, *changed]:
+        cands.put(r)
+    verified = cands.verified()
+    accepted = max(verified, key=CandidateRecord.rank).node if verified else None
+    for r in [rec, *changed]:
+        _mark(rt, state, tree, r, chosen=r.node == accepted)
+    if accepted is not None:
+        state["accepted"] = accepted
+    elif rt.model is not None and state["mode"] != "linear":
+        _add_rewrite_sibling(state, tree, node, rec)
+    _save_candidates(state, cands)
 
 
-def _rank(c: dict[str, Any] | None) -> tuple:
-    if not c:
-        return (-1,)
-    return (c["passed"], c["ok"], not c["empty"], c["score"], -(c["order"] or 0))
+def _judge_alone(rt: Runtime, state: TreeState, rec: CandidateRecord, original: Verification | None,
+                 out: GenerateSqlOutput, context: list[str]) -> None:
+    verdict = judge(JudgeInput(intent=state["intent"], sql=rec.sql, execution=out.execution,
+                               verification=rec.verification, context=context,
+                               original_plan=original.plan if original is not None else None), rt.ctx)
+    if verdict.passed and verdict.method == "llm" and rec.verification is not None:
+        evidence = confirming_checks(rec.verification, original)
+        verdict = verdict.model_copy(update={"confirmed": bool(evidence), "evidence": evidence})
+    rec.verdict = verdict
+    rec.status = "refuted" if not verdict.passed else "verified" if verdict.confirmed else "unconfirmed"
+
+
+def _compare(rt: Runtime, state: TreeState, rec: CandidateRecord, rivals: list[CandidateRecord],
+             changed: list[CandidateRecord]) -> bool:
+    """Listwise judgement of the new candidate against approved rivals whose results differ; False if it failed."""
+    group = sorted([*rivals, rec], key=lambda c: c.order)
+    labels = {c.node: chr(ord("A") + i) for i, c in enumerate(group)}
+    try:
+        comp = compare_candidates(CompareInput(
+            intent=state["intent"], original_sql=state["original_sql"], checks=check_plan(state),
+            contenders=[Contender(label=labels[c.node], node=c.node, origin=c.origin, sql=c.sql,
+                                  verification=c.verification, judged=c.verdict.summary() if c is not rec else "")
+                        for c in group if c.verification is not None]), rt.ctx)
+    except _MODEL_FAULTS as e:
+        state["failures"].append({"node": rec.node, "phase": "compare", **_fault_info(e)})
+        return False
+    for c in group:
+        label = labels[c.node]
+        v = comp.verdict_of(label)
+        reason = (v.reason if v else "") or comp.reason
+        if comp.best == label:
+            others = ", ".join(f"{o.node} ({labels[o.node]})" for o in group if o is not c)
+            upd = {"passed": True, "method": "comparison", "confirmed": True,
+                   "evidence": [f"chosen over {others} on the rows where their results differ: {reason}"[:600]]}
+            status = "verified"
+        elif v is not None and not v.right:
+            upd = {"passed": False, "method": "comparison", "confirmed": False, "evidence": [],
+                   "reasons": [f"the comparison found it wrong: {reason}"[:600]]}
+            status = "refuted"
+        elif c is rec:  # neither chosen nor found wrong: it stays as good as the judge's reading
+            upd = {"passed": True, "method": "comparison", "confirmed": False,
+                   "reasons": [f"not preferred in the comparison: {reason}"[:600]]}
+            status = "unconfirmed"
+        else:
+            continue
+        c.verdict = c.verdict.model_copy(update={**upd, "checks": c.verification.results if c.verification else []})
+        c.status = status  # type: ignore[assignment]
+        if c is not rec:
+            changed.append(c)
+    return True
+
+
+def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *, chosen: bool) -> None:
+    """Put the record's verdict on its node (where the CLI, the copilot and the benchmarks read it). One node is
+    accepted (the run ends with it); another verified candidate is done, its verdict saying it was confirmed."""
+    node = tree.nodes[rec.node]
+    node.verdict = {**rec.verdict.model_dump(mode="json"), "summary": rec.verdict.summary(), "status": rec.status}
+    statuses: dict[str, NodeStatus] = {"verified": "accepted" if chosen else "done", "unconfirmed": "unconfirmed",
+                                       "refuted": "refuted"}
+    node.status = statuses[rec.status]
+    if rt.model is None and rec.verdict.passed:  # the LLM-free fallback accepts what executes with rows
+        node.status = "accepted"
+    if rec.status == "refuted" and not any(r["node"] == rec.node for r in state["refuted"]):
+        why = rec.verdict.reasons or [rec.verdict.summary()]
+        state["refuted"].append({"node": rec.node, "sql": statements_text(rec.sql)[:600], "why": "; ".join(why)[:600]})
+    execution = GenerateSqlOutput.model_validate(node.output).execution.summary() if node.output else ""
+    rt.emit("candidate", rec.verdict.summary(), rec.node, sql=rec.sql, status=rec.status,
+            passed=True if node.status == "accepted" else False if rec.status == "refuted" else None,
+            execution=execution)
+
+
+def _add_rewrite_sibling(state: TreeState, tree: PlanTree, node: PlanNode, rec: CandidateRecord) -> None:
+    """A minimal edit that runs but is not verified gets a direct rewrite beside it (one per reading): the two
+    are compared on the same checks. An unconfirmed one goes to it next; after a refutation the planner decides."""
+    if rec.strategy != "minimal_edit" or not rec.executes:
+        return
+    hyp = rec.hypothesis
+    if any(n.tool == "generate_sql" and n.input.get("strategy") == "rewrite" and tree.hypothesis_of(n.id) == hyp
+           for n in tree.nodes.values()):
+        return
+    spec = NodeSpec(description="direct rewrite from the request (a second, independent candidate)",
+                    tool="generate_sql", input={"strategy": "rewrite"})
+    if node.parent is None:  # a one-node plan: the rewrite goes under it (the tree has one root)
+        sid = tree.add_spec(spec, node.id)
+    else:  # beside it, under the same reading (a reading's hypothesis may sit on the candidate's own node)
+        sid = tree.add_spec(spec, node.parent, hypothesis=node.hypothesis)
+    if rec.status == "unconfirmed":
+        state["jump"] = sid
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -374,12 +550,22 @@ def _advance(rt: Runtime, state: TreeState) -> None:
     tree = _tree(state)
     node = tree.nodes[tree.cursor or ""]
     linear = state["mode"] == "linear"
+    if state.get("accepted"):
+        return _finish(rt, state, tree, "accepted", state["accepted"])
     if node.status == "accepted":
         return _finish(rt, state, tree, "accepted", node.id)
     over = _over_budget(rt.budget, state)
     if over:
         state["notes"].append(f"budget exhausted ({over}): returning the best candidate so far")
         return _finish(rt, state, tree, "budget", None)
+    jump, state["jump"] = state.get("jump"), None
+    if jump in tree.nodes and tree.nodes[jump].status == "pending":  # the verification sibling: compare first
+        tree.cursor = jump
+        _save(state, tree)
+        state["phase"] = "execute"
+        return None
+    if node.status == "unconfirmed":  # approved, and no second candidate is left to compare it with
+        return _finish(rt, state, tree, "accepted", None)
     pending = tree.pending_children(node.id)
     dead_end = node.status in ("refuted",) or (not pending and node.status in ("done", "failed"))
     if not dead_end:
@@ -589,18 +775,26 @@ def _match_answer(answer: str, options: list[str]) -> int | None:
 
 
 def _finish(rt: Runtime, state: TreeState, tree: PlanTree, reason: str, node_id: str | None) -> None:
-    best = state.get("best")
-    if reason == "accepted" and node_id:
-        chosen = node_id
-        verified = (tree.nodes[node_id].verdict or {}).get("method") == "llm"
-        status = "solved" if verified else "best_effort"
-        if not verified:
-            state["notes"].append("the candidate executes but no LLM judge verified its meaning")
-    elif best and best.get("ok"):
-        chosen, status = best["node"], "best_effort"
+    cands = _candidates(state)
+    best = cands.best()
+    chosen = node_id or (best.node if best else None)
+    rec = cands.get(chosen) if chosen else None
+    if reason == "accepted" and rec is not None and rec.verdict.passed and rec.verdict.method != "execution_only":
+        status = "solved"
+        if not rec.verdict.confirmed:
+            state["notes"].append("the judge approved the candidate, but no check the original fails and no second "
+                                  "candidate confirmed it")
+    elif reason == "accepted" and rec is not None:
+        status = "best_effort"
+        state["notes"].append("the candidate executes but no LLM judge verified its meaning")
+    elif rec is not None and rec.executes:
+        status = "best_effort"
     else:
-        chosen, status = (best or {}).get("node"), "failed"
+        status = "failed"
     state["final"] = {"status": status, "node": chosen, "reason": reason}
+    for n in tree.nodes.values():  # one ★: other verified candidates stay readable by their verdicts
+        if n.status == "accepted" and n.id != chosen:
+            n.status = "done"
     tree.cursor = chosen or tree.cursor
     _save(state, tree)
     state["phase"] = "done"

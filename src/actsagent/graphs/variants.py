@@ -20,7 +20,7 @@ from actsagent.llm import StructuredOutputError
 from actsagent.tools import RunSqlInput, RunSqlOutput, run_sql
 from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import is_statement_list, statements_text
-from actsagent.tools.generate_sql import GeneratedSQL, _clean
+from actsagent.tools.generate_sql import GeneratedSQL, _clean, write_directly
 
 
 def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> TreeState:
@@ -68,10 +68,7 @@ def run_single_shot(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tr
     node = _node(tree, None, "generate_sql", "one repair call, no tools")
 
     def once() -> RunSqlOutput:
-        resp = rt.ctx.complete("single_shot", role="tools", response_model=GeneratedSQL, intent=intent,
-                               original_sql=_text(sql), **rt.ctx.schema_vars(sql=sql, intent=intent),
-                               statement_list=is_statement_list(sql))
-        node.input = {"sql": _clean(resp.parsed.sql)}
+        node.input = {"sql": _clean(write_directly(rt.ctx, intent, sql).sql)}
         return run_sql(RunSqlInput(sql=node.input["sql"]), rt.ctx)
 
     try:

@@ -57,16 +57,30 @@ _CAST_OPENERS = frozenset({"cast", "try_cast", "safe_cast"})
 
 class _WarningTrap(logging.Filter):
     """Collects sqlglot's warnings while the guard parses or generates, so a fallback to an opaque
-    Command or a feature the generator drops is never silent. Outside the guard, records pass unchanged."""
+    Command or a feature the generator drops is never silent. Outside the guard, records pass as the
+    application's level for the ``sqlglot`` logger says.
+
+    An application that quiets sqlglot (``setLevel(ERROR)``) would otherwise stop the warnings from being
+    created at all, and the guard would run a guess: ``arm()`` keeps the logger at WARNING and remembers
+    the application's level to apply it here instead."""
 
     def __init__(self) -> None:
         super().__init__()
         self.local = threading.local()
+        self.app_level = logging.NOTSET
+
+    def arm(self) -> list[str]:
+        logger = logging.getLogger("sqlglot")
+        if logger.level > logging.WARNING:
+            self.app_level = logger.level
+            logger.setLevel(logging.WARNING)  # (setLevel, not assignment: the logger caches its decisions)
+        self.local.bucket = bucket = []
+        return bucket
 
     def filter(self, record: logging.LogRecord) -> bool:
         bucket = getattr(self.local, "bucket", None)
         if bucket is None:
-            return True
+            return record.levelno >= self.app_level
         if record.levelno >= logging.WARNING:
             bucket.append(record.getMessage())
         return False  # the guard turns it into a rejection; no need to print it
@@ -136,7 +150,7 @@ def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expression, list[Token]]:
     dialect = rules.dialect
     if not sql.strip():
         raise Refused("empty", "the SQL is empty; " + _READ_ONLY_HINT)
-    _trap.local.bucket = warnings = []
+    warnings = _trap.arm()
     reader, tokens = Dialect.get_or_raise(dialect), []
     try:
         tokens = reader.tokenize(sql)
@@ -198,7 +212,7 @@ def _position(sql: str, error: dict) -> int | None:
 
 def _generate(tree: exp.Expression, dialect: str) -> str:
     """SQL from the tree; a feature the dialect's generator cannot print is a refusal, not a warning."""
-    _trap.local.bucket = warnings = []
+    warnings = _trap.arm()
     try:
         out = tree.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE, copy=False)
     except SqlglotError as e:

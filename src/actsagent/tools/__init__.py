@@ -50,8 +50,11 @@ TOOLS: dict[str, ToolSpec] = {t.name: t for t in (
              "LLM-free search over small AST edits until the query executes (unknown names, joins, values)",
              {"sql": "SQL to refine (default: the newest SQL on the path)"}),
     ToolSpec("generate_sql", generate_sql, GenerateSqlInput, GenerateSqlOutput, False,
-             "leaf: minimal edit of the original SQL grounded in the path's evidence; executed and judged",
-             {"instructions": "optional: what to change", "sql": "optional: a concrete draft to start from"}),
+             "leaf: a candidate, by default a minimal edit of the original SQL grounded in the path's evidence; "
+             "executed, run through the checks written from the request, and judged",
+             {"instructions": "optional: what to change", "sql": "optional: a concrete draft to start from",
+              "strategy": "optional: 'minimal_edit' (default) or 'rewrite' (written directly from the request, "
+                          "without the path's evidence)"}),
 )}
 
 __all__ = ["TOOLS", "Ambiguity", "ColumnProfile", "DetectAmbiguitiesInput", "DetectAmbiguitiesOutput", "ExecSummary",

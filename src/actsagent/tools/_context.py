@@ -80,6 +80,8 @@ class ToolContext:
     max_rows: int = 50
     schema_text: str | None = None
     exec_cache: dict[Any, Any] = field(default_factory=dict)  # statements -> results, see run_sql
+    verify_copies: bool | None = None  # may checks copy the database? None: only under the sandbox policy
+    _scenarios: Any = field(default=None, repr=False)
 
     def active_policy(self) -> Policy:
         from actsagent.guard import Policy
@@ -91,6 +93,19 @@ class ToolContext:
         """True when the policy lets non-SELECT statements through (BIRD-CRITIC repair in a copy)."""
         pol = self.active_policy()
         return not _is_strict(pol)
+
+    def scenarios(self) -> Any:
+        """The run's disposable scenario copies (``tools._scenarios.ScenarioEnv``), made on first use."""
+        if self._scenarios is None:
+            from actsagent.tools._scenarios import ScenarioEnv
+
+            self._scenarios = ScenarioEnv(self)
+        return self._scenarios
+
+    def close_scenarios(self) -> None:
+        """Drop the scenario copies (the run has returned; a resumed run makes them again)."""
+        if self._scenarios is not None:
+            self._scenarios.close()
 
     def schema(self) -> str:
         if self.schema_text is None:

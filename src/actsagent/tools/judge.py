@@ -1,10 +1,13 @@
 """judge: does the SQL, with its result, answer the intent? (Reflect-SQL's semantic and entailment checks)
 
 The LLM scores four semantic dimensions (column choice, granularity and aggregation, joins,
-logic) and whether the result entails the intent, each 1-10 with a reason. The pass decision is
-computed here, not by the model: the SQL must execute, the weighted semantic score and the
-entailment score must reach their thresholds. Without a model only execution can be checked,
-and the verdict says so (``method="execution_only"``).
+logic) and whether the result entails the intent, each 1-10 with a reason. It sees the concrete
+results of the checks written from the request before any candidate existed (``verify``), and for
+requests about speed the plans of the original and the candidate. The pass decision is computed
+here, not by the model: the SQL must execute, no check may have failed (a failed check refutes
+without asking the model, ``method="checks"``), and the weighted semantic score and the entailment
+score must reach their thresholds. Without a model only execution can be checked, and the verdict
+says so (``method="execution_only"``).
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._scenarios import PlanReport
 from actsagent.tools._sqltext import statements_text
 from actsagent.tools.run_sql import RunSqlOutput
+from actsagent.tools.verify import CheckResult, Verification
 
 # Reflect-SQL's weights (joins and granularity matter most); thresholds on the 1-10 scale.
 WEIGHTS = {"columns": 0.1, "granularity": 0.3, "joins": 0.4, "logic": 0.2}
@@ -39,17 +44,29 @@ class JudgeInput(BaseModel):
     intent: str
     sql: str | list[str]
     execution: RunSqlOutput
+    verification: Verification | None = None  # the checks' results on this SQL
+    original_plan: PlanReport | None = None  # speed requests: the original's EXPLAIN, beside the candidate's
+    context: list[str] = Field(default_factory=list)  # other evidence lines (e.g. a candidate with the same results)
     semantic_threshold: float = Field(default=6.0, ge=1, le=10)
     entailment_threshold: float = Field(default=6.0, ge=1, le=10)
 
 
+Method = Literal["llm", "execution_only", "checks", "comparison", "agreement"]
+
+
 class Verdict(BaseModel):
+    """A candidate's verdict. ``passed``: approved (by the judge, a comparison, or agreement); ``confirmed``:
+    approved with evidence beyond the judge's reading (a check the original fails, agreement, a comparison)."""
+
     passed: bool
-    method: Literal["llm", "execution_only"]
+    method: Method
     semantic_score: float | None = None
     entailment_score: float | None = None
     scores: JudgeScores | None = None
     reasons: list[str] = Field(default_factory=list)
+    checks: list[CheckResult] = Field(default_factory=list)
+    confirmed: bool = False
+    evidence: list[str] = Field(default_factory=list)
 
     def summary(self) -> str:
         head = "PASS" if self.passed else "FAIL"
@@ -57,6 +74,14 @@ class Verdict(BaseModel):
             head += f" (semantic {self.semantic_score:.1f}, entailment {self.entailment_score:.0f})"
         elif self.method == "execution_only":
             head += " (execution only, no LLM judge)"
+        elif self.method in ("checks", "comparison", "agreement"):
+            head += f" ({self.method})"
+        if self.passed and self.method != "execution_only":
+            head += "; confirmed: " + "; ".join(self.evidence) if self.confirmed else "; unconfirmed"
+        if self.checks:
+            counts = {s: sum(c.status == s for c in self.checks) for s in ("passed", "failed", "could_not_run")}
+            head += (f"; checks {counts['passed']} passed, {counts['failed']} failed, "
+                     f"{counts['could_not_run']} could not run")
         return head + ("; " + "; ".join(self.reasons) if self.reasons else "")
 
 
@@ -106,10 +131,17 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
         empty = ex.last.empty
         return Verdict(passed=not empty, method="execution_only",
                        reasons=["executes but returns no rows"] if empty else ["executes; semantics not verified"])
+    checks = inp.verification.results if inp.verification else []
+    failed = [c for c in checks if c.status == "failed"]
+    if failed:  # concrete evidence against it: no model call
+        return Verdict(passed=False, method="checks", checks=checks, reasons=[c.line() for c in failed])
     sql = statements_text(inp.sql)
+    plans = None
+    if inp.verification is not None and inp.verification.plan is not None and inp.original_plan is not None:
+        plans = {"original": inp.original_plan.describe(), "candidate": inp.verification.plan.describe()}
     resp = ctx.complete("judge", role="judge", response_model=JudgeScores, intent=inp.intent, sql=sql,
                         result=ex.summary(), **ctx.schema_vars(sql=inp.sql, intent=inp.intent), tables=tables_read(inp.sql, ctx),
-                        few_rows=FEW_ROWS)
+                        few_rows=FEW_ROWS, checks=[c.line() for c in checks], plans=plans, context=inp.context)
     s: JudgeScores = resp.parsed
     semantic = sum(getattr(s, k).score * w for k, w in WEIGHTS.items())
     reasons = [f"{k}: {getattr(s, k).reason}" for k in (*WEIGHTS, "entailment")
@@ -117,4 +149,4 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
     reasons += s.issues
     passed = semantic >= inp.semantic_threshold and s.entailment.score >= inp.entailment_threshold
     return Verdict(passed=passed, method="llm", semantic_score=round(semantic, 2),
-                   entailment_score=float(s.entailment.score), scores=s, reasons=reasons)
+                   entailment_score=float(s.entailment.score), scores=s, reasons=reasons, checks=checks)

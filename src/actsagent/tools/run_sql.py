@@ -55,7 +55,7 @@ def execute_statements(ctx: ToolContext, statements: list[str], *, isolate: bool
     from actsagent.guard import run_guarded
 
     policy = ctx.active_policy()
-    writes = ctx.sandbox_mode and any(not _is_read(s) for s in statements)
+    writes = ctx.sandbox_mode and any(not is_read(s) for s in statements)
     isolated = writes and isolate and ctx.db.dialect == "postgres" and getattr(ctx.db, "writable", False)
     # Within one run the data only changes through isolated copies, so equal statements give equal
     # results: the plan's first look, a run_sql node and the final result share one execution.
@@ -88,7 +88,7 @@ def _run_all(db, statements, policy, run_guarded) -> list[QueryResult | DbError]
     return out
 
 
-def _is_read(sql: str) -> bool:
+def is_read(sql: str) -> bool:
     head = sql.lstrip().lstrip("(").split(None, 1)
     return bool(head) and head[0].upper() in ("SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW")
 

@@ -1,0 +1,103 @@
+"""The run's candidates as typed records, and how evidence decides between them.
+
+Every generate_sql leaf yields one ``CandidateRecord``: its SQL, how it was written (minimal edit,
+direct rewrite, under which reading), the checks' results on it and its verdict. A candidate is
+
+* ``refuted``: it does not execute, a check failed, or the judge/comparison found it wrong;
+* ``unconfirmed``: approved by the judge's reading, but nothing beyond that reading supports it;
+* ``verified``: approved, and confirmed by evidence: a check with data the request fixes (its
+  example, an edge case, the state after DDL/DML, speed) that the original SQL fails and this
+  candidate passes; agreement with an independently written candidate on every scenario; or the
+  comparison of candidates on the rows where they differ.
+
+The best candidate wins: verified before unconfirmed before refuted, then fewer failed checks,
+more checks passed; among verified ones the shorter SQL (doing no more than asked: candidates that
+agree on every scenario differ only there), otherwise the higher judge score.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from actsagent.tools import Verdict
+from actsagent.tools._sqltext import statements_text
+from actsagent.tools.checks import STRONG_KINDS
+from actsagent.tools.verify import Verification
+
+CandidateStatus = Literal["refuted", "unconfirmed", "verified"]
+
+
+class CandidateRecord(BaseModel):
+    node: str
+    order: int = 0
+    sql: str | list[str]
+    strategy: Literal["minimal_edit", "rewrite"] = "minimal_edit"
+    source: str = "llm"
+    hypothesis: str = ""
+    executes: bool = False
+    empty: bool = False
+    verification: Verification | None = None
+    verdict: Verdict
+    status: CandidateStatus = "refuted"
+
+    @property
+    def origin(self) -> str:
+        how = "direct rewrite from the request" if self.strategy == "rewrite" else \
+            "minimal edit of the original" if self.source == "llm" else f"taken from the path ({self.source})"
+        return how + (f", reading: {self.hypothesis}" if self.hypothesis else "")
+
+    @property
+    def failed_checks(self) -> int:
+        return len(self.verification.with_status("failed")) if self.verification else 0
+
+    @property
+    def passed_checks(self) -> int:
+        return len(self.verification.with_status("passed")) if self.verification else 0
+
+    def rank(self) -> tuple:
+        """Verified candidates that agree differ only in how they are written: the shorter one does no more than
+        asked. Otherwise the judge's score counts first."""
+        order = {"verified": 2, "unconfirmed": 1, "refuted": 0}[self.status]
+        score, short = self.verdict.semantic_score or 0.0, -len(statements_text(self.sql))
+        tail = (short, score) if self.status == "verified" else (score, short)
+        return (order, self.executes, not self.empty, -self.failed_checks, self.passed_checks, *tail, -self.order)
+
+
+class Candidates(BaseModel):
+    """The candidates of one run (checkpointed as JSON in the graph state)."""
+
+    items: list[CandidateRecord] = Field(default_factory=list)
+
+    def get(self, node: str) -> CandidateRecord | None:
+        return next((c for c in self.items if c.node == node), None)
+
+    def put(self, rec: CandidateRecord) -> None:
+        self.items = [c for c in self.items if c.node != rec.node] + [rec]
+
+    def best(self) -> CandidateRecord | None:
+        return max(self.items, key=CandidateRecord.rank, default=None)
+
+    def verified(self) -> list[CandidateRecord]:
+        return [c for c in self.items if c.status == "verified"]
+
+    def approved(self, *, exclude: str) -> list[CandidateRecord]:
+        """Earlier candidates the judge approved (rivals a new candidate must agree with or beat)."""
+        return [c for c in self.items if c.node != exclude and c.status != "refuted" and c.verification is not None]
+
+
+def confirming_checks(ver: Verification, original: Verification | None) -> list[str]:
+    """Checks with data the request fixes that this SQL passes and the original SQL fails (or cannot run on
+    at all): a pass the original would also get does not show the fix is right."""
+    out = []
+    for r in ver.with_status("passed"):
+        if r.kind not in STRONG_KINDS:
+            continue
+        if r.kind == "faster":
+            out.append(f"{r.id} {r.detail}")
+            continue
+        theirs = original.result(r.id) if original is not None else None
+        if theirs is None or theirs.status == "failed":
+            out.append(f"{r.id} {r.kind} passes (the original {'fails it' if theirs else 'did not run'})")
+    return out
