@@ -26,13 +26,13 @@ TASK_IDS = ["7", "8", "19", "23", "24", "25"]
 
 @pytest.fixture(scope="module")
 def replay_model():
-    from actsagent.llm import LLMConfig, RoleModels, openai_model
+    from actsagent.llm import LLMConfig, RoleModels, get_chat_model, openai_model
 
     assert openai_model.ALLOW_MODEL_REQUESTS is False  # replay only: nothing may reach a model
     config = LLMConfig.from_env(models=RoleModels(planner="relay", tools="relay", judge="relay"),
                                 cache_mode="replay_only", cache_dir=FIXTURES, max_retries=0,
                                 api_key="none", base_url="http://127.0.0.1:9/v1")
-    return llm.get_chat_model(config)
+    return get_chat_model(config)
 
 
 @pytest.mark.parametrize("system", ["single_shot", "acts:tree", "acts:linear"])

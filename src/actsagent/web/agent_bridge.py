@@ -21,9 +21,11 @@ from actsagent.tools.judge import Verdict
 from actsagent.web.models import EventType, NodeStatus, PlanNode, ResultView
 from actsagent.web.results import jsonable, view_of
 
-# every status the agent gives a plan node, as the page shows it (the page's "running" comes from node_start)
+# every status the agent gives a plan node, as the page shows it (the page's "running" comes from node_start);
+# an unconfirmed candidate (approved by the judge alone, not chosen) is drawn as done, like a verified one not chosen
 PAGE_STATUS: dict[AgentStatus, NodeStatus] = {"pending": "pending", "done": "done", "failed": "failed",
-                                              "refuted": "abandoned", "skipped": "abandoned", "accepted": "chosen"}
+                                              "refuted": "abandoned", "skipped": "abandoned", "unconfirmed": "done",
+                                              "accepted": "chosen"}
 
 
 class FinalView(BaseModel):

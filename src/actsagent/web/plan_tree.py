@@ -85,5 +85,6 @@ class TreeBuilder:
         elif ev.type == "candidate":
             if isinstance(data.get("sql"), str):
                 node.sql = data["sql"]
-            node.status = "chosen" if data["passed"] else "abandoned"  # refuted: the graph rolls back from here
-            node.detail = ev.message or node.detail
+            if data["passed"] is not None:  # None: neither chosen nor refuted (yet)
+                node.status = "chosen" if data["passed"] else "abandoned"  # refuted: the graph rolls back from here
+                node.detail = ev.message or node.detail
