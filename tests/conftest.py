@@ -20,7 +20,8 @@ os.environ["ACTSAGENT_HOME"] = str(_HOME)
 for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"):
     os.environ.pop(var, None)
 os.environ["ACTSAGENT_NO_LLM"] = "1"
-__import__("actsagent.llm.openai_model").llm.openai_model.ALLOW_MODEL_REQUESTS = False  # OpenAIChatModel refuses to send (pydantic-ai guard)
+# OpenAIChatModel refuses to send (pydantic-ai guard)
+__import__("actsagent.llm.openai_model").llm.openai_model.ALLOW_MODEL_REQUESTS = False
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -318,9 +318,8 @@ def test_plan_tree_keeps_why_a_branch_was_abandoned():
 
     assert set(PAGE_STATUS) == set(get_args(NodeStatus))  # every status the agent gives a node is drawn
     agent = AgentTree()
-    agent.add_spec(NodeSpec(description="find ambiguities", tool="detect_ambiguities", children=[
-        NodeSpec(description="reading 1", tool="generate_sql"), NodeSpec(description="reading 2", tool="generate_sql")]),
-        None)
+    readings = [NodeSpec(description=f"reading {i}", tool="generate_sql") for i in (1, 2)]
+    agent.add_spec(NodeSpec(description="find ambiguities", tool="detect_ambiguities", children=readings), None)
     tb = TreeBuilder()
     tb.apply(to_bridge_event(AgentEvent(type="plan", message="revision plan",
                                         data={"tree": agent.for_planner(), "text": agent.render_text()})))

@@ -87,7 +87,8 @@ def _layout(path: Path) -> list[_Table]:
         out = []
         for t in names:
             lit = exp.Literal.string(t).sql("sqlite")
-            cols = [(c[1], c[2] or "", bool(c[3]), int(c[5])) for c in _rows(db, f"SELECT * FROM pragma_table_info({lit})")]
+            info = _rows(db, f"SELECT * FROM pragma_table_info({lit})")
+            cols = [(c[1], c[2] or "", bool(c[3]), int(c[5])) for c in info]
             fks = [(f[0], f[2], f[3], f[4]) for f in _rows(db, f"SELECT * FROM pragma_foreign_key_list({lit})")]
             out.append(_Table(name=t, columns=cols, foreign_keys=fks))
     return out

@@ -27,6 +27,10 @@ def load_checks(task_set: str, root: Path | None = None) -> dict[str, dict[str, 
         return {str(r["instance_id"]): r for r in map(json.loads, filter(str.strip, f))}
 
 
+def _server_version() -> str:
+    return admin.server_version(admin.server_admin_url())
+
+
 def _assigns_pred_result(source: str) -> bool:
     """True when the test computes pred_query_result itself instead of reading the global."""
     import re
@@ -128,7 +132,7 @@ def validate(out_dir: str | Path, *, sets: list[str] = ("flash", "pg530"), worke
                                      rows=sorted(base_rows, key=lambda r: (r[0], -r[3]))))
     report = Report(name="BIRD-CRITIC scorer validation", config={"sets": list(sets), "workers": workers,
                                                                   "limit": limit, "data": str(data_dir()),
-                                                                  "server": admin.server_version(admin.server_admin_url())},
+                                                                  "server": _server_version()},
                     summary=summary, tables=tables,
                     notes=[*explained,
                            "checks/ was produced on PostgreSQL 15; a verdict that still differs under the checks/ "

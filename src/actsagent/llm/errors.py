@@ -89,7 +89,8 @@ class ReplayMiss(UserError):
 
 
 class ModelRequestsBlocked(RuntimeError):
-    """``actsagent.llm.openai_model.ALLOW_MODEL_REQUESTS`` is False (as in the test suite) and a real request was attempted."""
+    """``actsagent.llm.openai_model.ALLOW_MODEL_REQUESTS`` is False (as in the test suite) and a real request was
+    attempted."""
 
 
 class ScriptExhausted(RuntimeError):

@@ -142,7 +142,8 @@ class Catalog:
         d = self.db.dialect
         squashed = exp.Literal.string("".join(literal.lower().split())).sql(d)
         col = column.sql_name(d)
-        sql = f"SELECT DISTINCT {col} FROM {table.sql_name(d)} WHERE lower(replace({col}, ' ', '')) = {squashed} LIMIT 5"
+        sql = (f"SELECT DISTINCT {col} FROM {table.sql_name(d)} WHERE lower(replace({col}, ' ', '')) = {squashed} "
+               "LIMIT 5")
         res = self.db.execute(sql, max_rows=5, timeout_s=2)
         return [str(r[0]) for r in res.rows if r[0] is not None] if res.ok else []
 
