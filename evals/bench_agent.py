@@ -43,11 +43,23 @@ def generic_script(issue_sql: list[str]):
         text = messages[-1]["content"]
         if name == "PlannerReply":
             if "Phase: initial" in text:
-                return {"reason": "run it, try the LLM-free refinement, then write the answer", "cursor": "r",
-                        "plan": {"id": "r", "tool": "run_sql", "description": "run the issue SQL",
-                                 "children": [{"id": "s", "tool": "safeql_refine", "description": "refine",
-                                               "children": [{"id": "g", "tool": "generate_sql",
-                                                             "description": "answer"}]}]}}
+                return {
+                    "reason": "run it, try the LLM-free refinement, then write the answer",
+                    "cursor": "r",
+                    "plan": {
+                        "id": "r",
+                        "tool": "run_sql",
+                        "description": "run the issue SQL",
+                        "children": [
+                            {
+                                "id": "s",
+                                "tool": "safeql_refine",
+                                "description": "refine",
+                                "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}],
+                            }
+                        ],
+                    },
+                }
             if "Phase: select" in text:
                 import json
                 import re
@@ -89,15 +101,28 @@ def branching_script(issue_sql: list[str]):
         text = messages[-1]["content"]
         if name == "PlannerReply":
             if "Phase: initial" in text:
-                return {"reason": "two readings", "cursor": "d",
-                        "plan": {"id": "d", "tool": "detect_ambiguities", "description": "readings",
-                                 "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}]}}
+                return {
+                    "reason": "two readings",
+                    "cursor": "d",
+                    "plan": {
+                        "id": "d",
+                        "tool": "detect_ambiguities",
+                        "description": "readings",
+                        "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}],
+                    },
+                }
             if "Phase: select" not in text:
                 m = re.search(r"nearest unexplored alternative: (n\d+)", text)
                 return {"cursor": m.group(1)} if m else {"stop": True}
         if name == "AmbiguityReport":
-            return {"ambiguities": [{"phrase": "the request", "interpretations": [
-                {"description": "reading one"}, {"description": "reading two"}]}]}
+            return {
+                "ambiguities": [
+                    {
+                        "phrase": "the request",
+                        "interpretations": [{"description": "reading one"}, {"description": "reading two"}],
+                    }
+                ]
+            }
         if name == "JudgeScores":
             judged["n"] += 1
             return _judge_scores(3 if judged["n"] == 1 else 9)
@@ -113,8 +138,13 @@ def run_task(task, tpl_url: str, mode: str, checkpointer: Any) -> dict[str, Any]
     from actsagent.guard import Policy
     from actsagent.llm import ScriptedChatModel
 
-    rec: dict[str, Any] = {"key": f"{mode}:{task.instance_id}", "mode": mode, "instance_id": task.instance_id,
-                           "db_id": task.db_id, "category": task.category}
+    rec: dict[str, Any] = {
+        "key": f"{mode}:{task.instance_id}",
+        "mode": mode,
+        "instance_id": task.instance_id,
+        "db_id": task.db_id,
+        "category": task.category,
+    }
     with sandbox(tpl_url) as work:
         pre = work.execute_script(task.preprocess_sql, timeout_s=60) if task.preprocess_sql else []
         rec["preprocess_error"] = next((r.describe() for r in pre if not r.ok), None)
@@ -122,8 +152,16 @@ def run_task(task, tpl_url: str, mode: str, checkpointer: Any) -> dict[str, Any]
         scripts = {"tree": generic_script, "branching": branching_script}
         model = ScriptedChatModel(scripts[mode](task.issue_sql)) if mode in scripts else None
         t0 = time.perf_counter()
-        run = repair(task.query, list(task.issue_sql), work, model=model, policy=Policy.sandbox(),
-                     budget=Budget(max_nodes=12), checkpointer=checkpointer, thread_id=f"bench-{mode}-{task.instance_id}-{time.time_ns()}")
+        run = repair(
+            task.query,
+            list(task.issue_sql),
+            work,
+            model=model,
+            policy=Policy.sandbox(),
+            budget=Budget(max_nodes=12),
+            checkpointer=checkpointer,
+            thread_id=f"bench-{mode}-{task.instance_id}-{time.time_ns()}",
+        )
         wall = (time.perf_counter() - t0) * 1000
     nodes = run.tree.executed()
     per_tool: dict[str, float] = defaultdict(float)
@@ -134,13 +172,21 @@ def run_task(task, tpl_url: str, mode: str, checkpointer: Any) -> dict[str, Any]
         per_tool["checks on the issue SQL (scenario copies)"] += run.timings["checks_ms"]
     per_tool["final result"] += run.timings.get("final_ms", 0.0)
     tool_ms = sum(per_tool.values())
-    rec |= {"status": run.status, "wall_ms": round(wall, 2), "framework_ms": round(run.framework_ms, 2),
-            "llm_ms": round(run.usage.llm_ms, 2), "llm_calls": run.usage.llm_calls,
-            "prompt_tokens": run.usage.prompt_tokens, "completion_tokens": run.usage.completion_tokens,
-            "tokens": run.usage.prompt_tokens + run.usage.completion_tokens, "nodes": len(nodes),
-            "tool_ms": round(tool_ms, 2), "graph_ms": round(run.framework_ms - tool_ms, 2),
-            "per_tool_ms": {k: round(v, 2) for k, v in per_tool.items()},
-            "model_failures": len(run.model_failures)}
+    rec |= {
+        "status": run.status,
+        "wall_ms": round(wall, 2),
+        "framework_ms": round(run.framework_ms, 2),
+        "llm_ms": round(run.usage.llm_ms, 2),
+        "llm_calls": run.usage.llm_calls,
+        "prompt_tokens": run.usage.prompt_tokens,
+        "completion_tokens": run.usage.completion_tokens,
+        "tokens": run.usage.prompt_tokens + run.usage.completion_tokens,
+        "nodes": len(nodes),
+        "tool_ms": round(tool_ms, 2),
+        "graph_ms": round(run.framework_ms - tool_ms, 2),
+        "per_tool_ms": {k: round(v, 2) for k, v in per_tool.items()},
+        "model_failures": len(run.model_failures),
+    }
     return rec
 
 
@@ -148,16 +194,18 @@ def pct(values: list[float], q: float) -> float:
     if not values:
         return 0.0
     s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(ROOT / "evals" / "out"))
     ap.add_argument("--limit", type=int, default=None, help="first N flash tasks (default: all 200)")
-    ap.add_argument("--modes", default="tree,branching,fallback",
-                    help="tree (scripted generic policy), branching (scripted: two readings, one rollback), "
-                         "fallback (no LLM)")
+    ap.add_argument(
+        "--modes",
+        default="tree,branching,fallback",
+        help="tree (scripted generic policy), branching (scripted: two readings, one rollback), fallback (no LLM)",
+    )
     ap.add_argument("--fresh", action="store_true", help="discard earlier records instead of resuming")
     args = ap.parse_args(argv)
 
@@ -165,9 +213,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from actsagent.birdcritic import load_tasks
     from actsagent.birdcritic.templates import ensure_template
-    from actsagent.reporting import Report, ReportTable, ResultLog
-
     from actsagent.graphs.checkpoint import get_checkpointer
+    from actsagent.reporting import Report, ReportTable, ResultLog
 
     os.environ["ACTSAGENT_NO_LLM"] = "1"  # "fallback" must not pick up a configured endpoint
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -194,17 +241,31 @@ def main(argv: list[str] | None = None) -> int:
             prog.update(bar, description=f"{mode} #{task.instance_id}")
             try:
                 rec = run_task(task, templates[task.db_id].url, mode, saver)
-            except Exception as e:  # noqa: BLE001 - recorded, counted, the run goes on
-                rec = {"key": f"{mode}:{task.instance_id}", "mode": mode, "instance_id": task.instance_id,
-                       "db_id": task.db_id, "category": task.category, "status": "crashed",
-                       "error": f"{type(e).__name__}: {e}"[:500]}
+            except Exception as e:
+                rec = {
+                    "key": f"{mode}:{task.instance_id}",
+                    "mode": mode,
+                    "instance_id": task.instance_id,
+                    "db_id": task.db_id,
+                    "category": task.category,
+                    "status": "crashed",
+                    "error": f"{type(e).__name__}: {e}"[:500],
+                }
             log.append(rec)
             prog.advance(bar)
 
     records = [r for r in log.records() if r.get("mode") in modes]
-    report = Report(name="bench_agent", config={"tasks": "BIRD-CRITIC flash (public fields)", "limit": args.limit,
-                                                "modes": modes, "budget_nodes": 12, "policy": "sandbox",
-                                                "model": "scripted generic policy (see module docstring)"})
+    report = Report(
+        name="bench_agent",
+        config={
+            "tasks": "BIRD-CRITIC flash (public fields)",
+            "limit": args.limit,
+            "modes": modes,
+            "budget_nodes": 12,
+            "policy": "sandbox",
+            "model": "scripted generic policy (see module docstring)",
+        },
+    )
     rows = []
     for mode in modes:
         rs = [r for r in records if r["mode"] == mode and r.get("status") != "crashed"]
@@ -215,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         report.summary |= {
             key + "tasks": len(rs),
             key + "crashed": sum(1 for r in records if r["mode"] == mode and r.get("status") == "crashed"),
-            key + "framework_ms_median": statistics.median(fw), key + "framework_ms_mean": statistics.fmean(fw),
+            key + "framework_ms_median": statistics.median(fw),
+            key + "framework_ms_mean": statistics.fmean(fw),
             key + "framework_ms_p90": pct(fw, 0.9),
             key + "graph_ms_median": statistics.median(r["graph_ms"] for r in rs),
             key + "tool_ms_median": statistics.median(r["tool_ms"] for r in rs),
@@ -227,21 +289,51 @@ def main(argv: list[str] | None = None) -> int:
             key + "nodes_mean": statistics.fmean(r["nodes"] for r in rs),
         }
         statuses = Counter(r["status"] for r in rs)
-        rows.append([mode, len(rs), round(statistics.median(fw), 1), round(statistics.fmean(fw), 1),
-                     round(pct(fw, 0.9), 1), round(statistics.median(r["graph_ms"] for r in rs), 1),
-                     round(statistics.fmean(r["llm_calls"] for r in rs), 2),
-                     round(statistics.fmean(r["tokens"] for r in rs)), dict(statuses)])
+        rows.append(
+            [
+                mode,
+                len(rs),
+                round(statistics.median(fw), 1),
+                round(statistics.fmean(fw), 1),
+                round(pct(fw, 0.9), 1),
+                round(statistics.median(r["graph_ms"] for r in rs), 1),
+                round(statistics.fmean(r["llm_calls"] for r in rs), 2),
+                round(statistics.fmean(r["tokens"] for r in rs)),
+                dict(statuses),
+            ]
+        )
         tool_rows = defaultdict(list)
         for r in rs:
             for tool, ms in r["per_tool_ms"].items():
                 tool_rows[tool].append(ms)
-        report.tables.append(ReportTable(
-            title=f"{mode}: time in tools (ms per task, summed over that tool's nodes, LLM time excluded)",
-            columns=["tool", "tasks using it", "median ms", "p90 ms"],
-            rows=[[t, len(v), round(statistics.median(v), 1), round(pct(v, 0.9), 1)] for t, v in sorted(tool_rows.items())]))
-    report.tables.insert(0, ReportTable(
-        title="Per task", columns=["mode", "tasks", "framework ms median", "mean", "p90", "graph machinery ms median",
-                                   "LLM calls mean", "tokens mean", "statuses"], rows=rows))
+        report.tables.append(
+            ReportTable(
+                title=f"{mode}: time in tools (ms per task, summed over that tool's nodes, LLM time excluded)",
+                columns=["tool", "tasks using it", "median ms", "p90 ms"],
+                rows=[
+                    [t, len(v), round(statistics.median(v), 1), round(pct(v, 0.9), 1)]
+                    for t, v in sorted(tool_rows.items())
+                ],
+            )
+        )
+    report.tables.insert(
+        0,
+        ReportTable(
+            title="Per task",
+            columns=[
+                "mode",
+                "tasks",
+                "framework ms median",
+                "mean",
+                "p90",
+                "graph machinery ms median",
+                "LLM calls mean",
+                "tokens mean",
+                "statuses",
+            ],
+            rows=rows,
+        ),
+    )
     report.notes += [
         "framework_ms = wall time of agent.repair minus the time spent inside model calls (scripted here, so near 0).",
         "graph machinery = framework time not spent executing tools or SQL: planning bookkeeping, state copies, "
@@ -251,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         "Statuses are not accuracy: the scripted judge passes whatever executes (see bench_birdcritic for accuracy).",
         f"{skipped} task(s) skipped: their sample database is unavailable.",
     ]
-    jp, mp = report.write(out, "bench_agent")
+    _jp, mp = report.write(out, "bench_agent")
     print(mp.read_text())
     return 0
 

@@ -51,8 +51,14 @@ class AskConfig(BaseModel):
     seed: int = 0
 
     def tag(self) -> str:
-        parts = [self.bench, self.engine, self.mode, self.variant, "hints" if self.hints else "nohints",
-                 f"kb{self.kb_budget}" if self.kb else "nokb"]
+        parts = [
+            self.bench,
+            self.engine,
+            self.mode,
+            self.variant,
+            "hints" if self.hints else "nohints",
+            f"kb{self.kb_budget}" if self.kb else "nokb",
+        ]
         return "_".join(parts)
 
 
@@ -76,13 +82,16 @@ def questions(cfg: AskConfig, root: Path, degraded_dir: Path):
     from actsagent.benchmarks import load_questions
     from actsagent.degrade import load_degraded_questions
 
-    qs = load_questions(root, cfg.bench) if cfg.variant == "original" else load_degraded_questions(degraded_dir,
-                                                                                                    cfg.bench)
+    qs = (
+        load_questions(root, cfg.bench)
+        if cfg.variant == "original"
+        else load_degraded_questions(degraded_dir, cfg.bench)
+    )
     if cfg.idx is not None:
         qs = [q for q in qs if q.idx in set(cfg.idx)]
     if cfg.sample and cfg.sample < len(qs):
         qs = sorted(random.Random(f"{cfg.seed}|{cfg.tag()}").sample(qs, cfg.sample), key=lambda q: q.idx)
-    return qs[:cfg.limit] if cfg.limit else qs
+    return qs[: cfg.limit] if cfg.limit else qs
 
 
 class _Databases:
@@ -138,13 +147,24 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
         from actsagent.kb.scoped import KbScopedDatabase
 
         target = KbScopedDatabase(db, ctx, r.kb)
-        rec["kb"] = {"tables": len(ctx.tables), "columns": len(ctx.columns), "chars": len(ctx.text),
-                     "relevance": ctx.relevance, "completeness": ctx.completeness, "iterations": ctx.iterations}
+        rec["kb"] = {
+            "tables": len(ctx.tables),
+            "columns": len(ctx.columns),
+            "chars": len(ctx.text),
+            "relevance": ctx.relevance,
+            "completeness": ctx.completeness,
+            "iterations": ctx.iterations,
+        }
     run = agent.ask(question, target, model=model, mode=cfg.mode, budget=Budget(max_nodes=cfg.max_nodes))
     rec["wall_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-    rec.update(status=run.status, pred_sql=run.final_sql, llm_calls=run.usage.llm_calls,
-               prompt_tokens=run.usage.prompt_tokens, completion_tokens=run.usage.completion_tokens,
-               framework_ms=round(run.framework_ms, 1))
+    rec.update(
+        status=run.status,
+        pred_sql=run.final_sql,
+        llm_calls=run.usage.llm_calls,
+        prompt_tokens=run.usage.prompt_tokens,
+        completion_tokens=run.usage.completion_tokens,
+        framework_ms=round(run.framework_ms, 1),
+    )
     if not run.final_sql:
         rec.update(outcome="no_sql", match=False)
         return rec
@@ -157,8 +177,15 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
     return rec
 
 
-def run_bench(cfg: AskConfig, *, model: Any, out: Path, root: Path | None = None, degraded_dir: Path | None = None,
-              log=lambda m: None) -> tuple[list[dict], Path]:
+def run_bench(
+    cfg: AskConfig,
+    *,
+    model: Any,
+    out: Path,
+    root: Path | None = None,
+    degraded_dir: Path | None = None,
+    log=lambda m: None,
+) -> tuple[list[dict], Path]:
     """Run (or resume) one configuration; returns every record of the log and its path."""
     from actsagent.benchmarks import data_root
     from actsagent.errors import UserError
@@ -191,28 +218,43 @@ def summarise(cfg: AskConfig, records: list[dict]):
     scored = [r for r in records if r.get("outcome") != "gold_error"]
     n = len(scored)
     hits = sum(bool(r.get("match")) for r in scored)
-    rep.summary.update({
-        "questions": len(records), "gold_errors": len(records) - n, "execution_accuracy_pct": round(100 * hits / n, 2)
-        if n else None,
-        "llm_calls_mean": round(statistics.mean(r.get("llm_calls", 0) for r in scored), 2) if n else None,
-        "tokens_mean": round(statistics.mean(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0)
-                                             for r in scored)) if n else None,
-        "wall_ms_median": statistics.median(r.get("wall_ms", 0.0) for r in scored) if n else None,
-        "framework_ms_median": statistics.median(r.get("framework_ms", 0.0) for r in scored) if n else None})
+    rep.summary.update(
+        {
+            "questions": len(records),
+            "gold_errors": len(records) - n,
+            "execution_accuracy_pct": round(100 * hits / n, 2) if n else None,
+            "llm_calls_mean": round(statistics.mean(r.get("llm_calls", 0) for r in scored), 2) if n else None,
+            "tokens_mean": round(
+                statistics.mean(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in scored)
+            )
+            if n
+            else None,
+            "wall_ms_median": statistics.median(r.get("wall_ms", 0.0) for r in scored) if n else None,
+            "framework_ms_median": statistics.median(r.get("framework_ms", 0.0) for r in scored) if n else None,
+        }
+    )
     by: dict[str, list[dict]] = {}
     for r in scored:
         by.setdefault(r.get("difficulty") or r["db"], []).append(r)
-    rep.tables.append(ReportTable(title="Execution accuracy by difficulty (BIRD) or database (Spider)",
-                                  columns=["group", "questions", "EX %"],
-                                  rows=[[g, len(rs), round(100 * sum(bool(x.get("match")) for x in rs) / len(rs), 1)]
-                                        for g, rs in sorted(by.items())]))
+    rep.tables.append(
+        ReportTable(
+            title="Execution accuracy by difficulty (BIRD) or database (Spider)",
+            columns=["group", "questions", "EX %"],
+            rows=[
+                [g, len(rs), round(100 * sum(bool(x.get("match")) for x in rs) / len(rs), 1)]
+                for g, rs in sorted(by.items())
+            ],
+        )
+    )
     outcomes: dict[str, int] = {}
     for r in scored:
         outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
     rep.tables.append(ReportTable(title="Outcomes", columns=["outcome", "questions"], rows=sorted(outcomes.items())))
     if cfg.kb:
-        rep.notes.append(f"with the knowledge base: the agent saw only the retrieved context ({cfg.kb_budget} chars "
-                         f"budget), rendered by the agent's own schema listing (so its prompts may be a little longer)")
+        rep.notes.append(
+            f"with the knowledge base: the agent saw only the retrieved context ({cfg.kb_budget} chars "
+            f"budget), rendered by the agent's own schema listing (so its prompts may be a little longer)"
+        )
     return rep
 
 
@@ -238,9 +280,13 @@ def main(argv: list[str] | None = None) -> int:
         cfg = AskConfig(**{k: v for k, v in vars(args).items() if k in AskConfig.model_fields})
         from actsagent.llm import LLMConfig, RoleModels, get_chat_model
 
-        model = (get_chat_model(LLMConfig.from_env(models=RoleModels(planner=args.model, tools=args.model,
-                                                                     judge=args.model)))
-                 if args.model else get_chat_model())
+        model = (
+            get_chat_model(
+                LLMConfig.from_env(models=RoleModels(planner=args.model, tools=args.model, judge=args.model))
+            )
+            if args.model
+            else get_chat_model()
+        )
         records, path = run_bench(cfg, model=model, out=args.out, log=lambda m: print(m, file=sys.stderr))
     except (ActsagentError, ValueError) as e:
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)

@@ -22,8 +22,12 @@ OUT = Path(__file__).resolve().parent / "out"
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", dest="sets", action="append", choices=["flash", "pg530", "open-pg"])
-    ap.add_argument("--system", dest="systems", action="append",
-                    help="issue_sql | baseline:<model> | acts:tree | acts:linear | acts:regenerate | single_shot")
+    ap.add_argument(
+        "--system",
+        dest="systems",
+        action="append",
+        help="issue_sql | baseline:<model> | acts:tree | acts:linear | acts:regenerate | single_shot",
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--ids", nargs="*")
@@ -45,10 +49,13 @@ def main() -> None:
     for s in sets:
         for spec in args.systems or ["issue_sql"]:
             folder = args.out / "birdcritic" / s / spec.replace(":", "_").replace("@", "_").replace("/", "_")
-            report = run_benchmark(s, make_system(spec, s), folder, workers=args.workers, limit=args.limit,
-                                   ids=args.ids)
-            print(f"{s} {spec}: {report.summary['passed']}/{report.summary['tasks']} passed "
-                  f"({report.summary['accuracy_all']}%), report in {folder}")
+            report = run_benchmark(
+                s, make_system(spec, s), folder, workers=args.workers, limit=args.limit, ids=args.ids
+            )
+            print(
+                f"{s} {spec}: {report.summary['passed']}/{report.summary['tasks']} passed "
+                f"({report.summary['accuracy_all']}%), report in {folder}"
+            )
 
 
 if __name__ == "__main__":

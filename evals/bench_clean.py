@@ -85,19 +85,35 @@ def main() -> None:
     rows = [[v, len(xs), sum(xs), round(100 * sum(xs) / len(xs), 1) if xs else 0.0] for v, xs in by.items()]
     report = Report(
         name="Training-data cleaning on real model-written SQL (no LLM)",
-        config={"pairs": n, "source": f"realerrors/spider_dev/predictions/{args.system}.json",
-                "workers": args.workers, "verdicts": str(verdicts)},
-        summary={"pairs": n, "correct_before_cleaning_pct": round(100 * sum(before) / len(before), 1),
-                 "usable_after_cleaning": len(usable),
-                 "correct_among_usable_pct": round(100 * sum(usable) / len(usable), 1) if usable else 0.0,
-                 "repaired_now_correct": sum(by["repaired"]), "rejected_but_correct": sum(by["rejected"]),
-                 "seconds_per_pair": round(wall / max(n, 1), 3),
-                 **{f"cleaner_{k}": v for k, v in summary.summary.items() if k in ("kept", "repaired", "rejected")}},
-        tables=[ReportTable(title="Verdicts against gold (execution match)",
-                            columns=["verdict", "pairs", "correct", "correct %"], rows=rows)],
-        notes=["'correct' compares result multisets with the gold SQL's on the same SQLite database.",
-               "For kept and rejected pairs the original SQL is compared; for repaired pairs the repaired SQL.",
-               "No LLM: meaning is not judged, so kept pairs that run but answer the wrong question stay in."])
+        config={
+            "pairs": n,
+            "source": f"realerrors/spider_dev/predictions/{args.system}.json",
+            "workers": args.workers,
+            "verdicts": str(verdicts),
+        },
+        summary={
+            "pairs": n,
+            "correct_before_cleaning_pct": round(100 * sum(before) / len(before), 1),
+            "usable_after_cleaning": len(usable),
+            "correct_among_usable_pct": round(100 * sum(usable) / len(usable), 1) if usable else 0.0,
+            "repaired_now_correct": sum(by["repaired"]),
+            "rejected_but_correct": sum(by["rejected"]),
+            "seconds_per_pair": round(wall / max(n, 1), 3),
+            **{f"cleaner_{k}": v for k, v in summary.summary.items() if k in ("kept", "repaired", "rejected")},
+        },
+        tables=[
+            ReportTable(
+                title="Verdicts against gold (execution match)",
+                columns=["verdict", "pairs", "correct", "correct %"],
+                rows=rows,
+            )
+        ],
+        notes=[
+            "'correct' compares result multisets with the gold SQL's on the same SQLite database.",
+            "For kept and rejected pairs the original SQL is compared; for repaired pairs the repaired SQL.",
+            "No LLM: meaning is not judged, so kept pairs that run but answer the wrong question stay in.",
+        ],
+    )
     report.write(args.out, stem="bench_clean")
     print(report.to_markdown())
 

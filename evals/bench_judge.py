@@ -33,17 +33,23 @@ CACHE_MODES = ("read_write", "replay_only", "off")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--system", default="acts:tree", help="system spec, as `actsagent birdcritic run --system` "
-                                                         "[acts:tree]")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--system", default="acts:tree", help="system spec, as `actsagent birdcritic run --system` [acts:tree]"
+    )
     p.add_argument("--set", dest="task_set", default="flash", choices=["flash", "pg530", "open-pg"])
     p.add_argument("--ids", default="", help="comma-separated instance ids (taken as given)")
     p.add_argument("--n", type=int, default=None, help="draw N tasks among those whose gold passes [all of them]")
     p.add_argument("--seed", type=int, default=0, help="seed of the draw [0]")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results folder [{DEFAULT_OUT}]")
-    p.add_argument("--cache", default="read_write", choices=CACHE_MODES,
-                   help="LLM response cache: read_write records every exchange, replay_only sends nothing [read_write]")
+    p.add_argument(
+        "--cache",
+        default="read_write",
+        choices=CACHE_MODES,
+        help="LLM response cache: read_write records every exchange, replay_only sends nothing [read_write]",
+    )
     p.add_argument("--cache-dir", type=Path, default=None, help="cache folder [<out>/llm_cache]")
     p.add_argument("--workers", type=int, default=2, help="workers of the gold run that finds drawable tasks [2]")
     p.add_argument("--no-progress", action="store_true")
@@ -64,7 +70,9 @@ def chat_model(spec: str, cache: str, cache_dir: Path):
         overrides |= {"base_url": "http://127.0.0.1:9/v1", "api_key": "none"}
     config = llm.LLMConfig.from_env(**overrides)
     if cache != "replay_only" and not (config.base_url or config.api_key):
-        raise UserError("no LLM endpoint: set OPENAI_BASE_URL and/or OPENAI_API_KEY, or replay with --cache replay_only")
+        raise UserError(
+            "no LLM endpoint: set OPENAI_BASE_URL and/or OPENAI_API_KEY, or replay with --cache replay_only"
+        )
     return llm.get_chat_model(config)
 
 
@@ -90,13 +98,14 @@ def main(argv: list[str] | None = None) -> int:
             tasks = load_tasks(args.task_set, ids=ids)
             config["selection"] = "ids as given"
         else:
-            eligible = gold_passing(args.task_set, args.out / "gold", workers=args.workers,
-                                    progress=not args.no_progress)
+            eligible = gold_passing(
+                args.task_set, args.out / "gold", workers=args.workers, progress=not args.no_progress
+            )
             tasks = draw(load_tasks(args.task_set), eligible, args.n, args.seed)
-            config["selection"] = (f"{len(tasks)} of the {len(eligible)} tasks whose gold passes"
-                                   + (f", drawn with seed {args.seed}" if args.n is not None else ""))
-        report = run_judge_bench(args.task_set, system, tasks, args.out, progress=not args.no_progress,
-                                 config=config)
+            config["selection"] = f"{len(tasks)} of the {len(eligible)} tasks whose gold passes" + (
+                f", drawn with seed {args.seed}" if args.n is not None else ""
+            )
+        report = run_judge_bench(args.task_set, system, tasks, args.out, progress=not args.no_progress, config=config)
     except ActsagentError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

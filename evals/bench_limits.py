@@ -39,12 +39,16 @@ PG_QUERIES = {
     "sleep": "SELECT pg_sleep(30)",
 }
 SQLITE_QUERIES = {
-    "wide_rows": ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 1000) "
-                  "SELECT printf('%.*c', 500000, 'x') FROM r"),
+    "wide_rows": (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 1000) "
+        "SELECT printf('%.*c', 500000, 'x') FROM r"
+    ),
     "huge_blob": "SELECT zeroblob(1000000000)",
     "endless_recursion": "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
-    "group_concat_1gb": ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2000) "
-                         "SELECT group_concat(printf('%.*c', 500000, 'x')) FROM r"),
+    "group_concat_1gb": (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2000) "
+        "SELECT group_concat(printf('%.*c', 500000, 'x')) FROM r"
+    ),
 }
 
 
@@ -79,7 +83,9 @@ def child(engine: str, name: str, baseline: bool, sqlite_path: str | None) -> di
         db = SqliteDatabase(sqlite_path, limits=limits)
         sql = SQLITE_QUERIES[name]
         db.execute("SELECT 1")
-        run = lambda: db.execute(sql)
+
+        def run():
+            return db.execute(sql)
     elif baseline:
         import psycopg
 
@@ -103,15 +109,25 @@ def child(engine: str, name: str, baseline: bool, sqlite_path: str | None) -> di
         db = ensure_demo()
         sql = PG_QUERIES[name]
         backend = db.execute("SELECT pg_backend_pid()").rows[0][0]
-        run = lambda: db.execute(sql)
+
+        def run():
+            return db.execute(sql)
+
     reset = _reset_peak()
     rss0 = _status("self", "VmRSS")
     start = time.perf_counter()
     res = run()
     wall = time.perf_counter() - start
-    out = {"wall_s": wall, "client_rss_before": rss0, "client_peak": _status("self", "VmHWM"), "peak_reset": reset,
-           "backend_peak": _status(backend, "VmHWM") if backend else None, "timeout_s": limits.statement_timeout_s,
-           "max_result_bytes": limits.max_result_bytes, "max_server_memory_mb": limits.max_server_memory_mb}
+    out = {
+        "wall_s": wall,
+        "client_rss_before": rss0,
+        "client_peak": _status("self", "VmHWM"),
+        "peak_reset": reset,
+        "backend_peak": _status(backend, "VmHWM") if backend else None,
+        "timeout_s": limits.statement_timeout_s,
+        "max_result_bytes": limits.max_result_bytes,
+        "max_server_memory_mb": limits.max_server_memory_mb,
+    }
     if isinstance(res, dict):
         out["outcome"] = f"{res['rows']} rows" if res["ok"] else f"error: {res['error']}"
     elif res.ok:
@@ -140,8 +156,12 @@ def _shared_buffers() -> int:
     from actsagent.db import embedded
 
     with psycopg.connect(embedded.server_url("postgres")) as conn:
-        return int(conn.execute("SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings "
-                                "WHERE name = 'shared_buffers'").fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings "
+                "WHERE name = 'shared_buffers'"
+            ).fetchone()[0]
+        )
 
 
 def main() -> None:
@@ -180,10 +200,17 @@ def main() -> None:
             wall = r.get("wall_s")
             client = (r["client_peak"] - r["client_rss_before"]) / MIB if r.get("client_peak") else None
             backend = r["backend_peak"] / MIB if r.get("backend_peak") else None
-            ok = (wall is not None and wall <= wall_bound and (client or 0) <= client_bound / MIB
-                  and (backend or 0) <= server_bound / MIB)
-            label = "raw psycopg, superuser (before)" if baseline else ("actsagent" if engine == "postgres"
-                                                                         else "actsagent (SQLite)")
+            ok = (
+                wall is not None
+                and wall <= wall_bound
+                and (client or 0) <= client_bound / MIB
+                and (backend or 0) <= server_bound / MIB
+            )
+            label = (
+                "raw psycopg, superuser (before)"
+                if baseline
+                else ("actsagent" if engine == "postgres" else "actsagent (SQLite)")
+            )
             if not baseline:
                 within &= ok
                 worst["wall_s"] = max(worst["wall_s"], wall or 0)
@@ -192,26 +219,54 @@ def main() -> None:
             rows.append([name, label, r.get("outcome"), wall, client, backend, "yes" if ok else "NO"])
     report = Report(
         name="bench_limits",
-        config={"statement_timeout_s": limits.statement_timeout_s, "max_rows": limits.max_rows,
-                "max_result_bytes": limits.max_result_bytes, "work_mem_mb": limits.work_mem_mb,
-                "temp_file_limit_mb": limits.temp_file_limit_mb,
-                "max_server_memory_mb": limits.max_server_memory_mb, "shared_buffers_mb": shared / MIB,
-                "database": "embedded default (actsagent_demo, read-only role)"},
-        summary={"all_actsagent_runs_within_bounds": within, "wall_bound_s": wall_bound,
-                 "client_bound_mb": client_bound / MIB, "backend_bound_mb": server_bound / MIB,
-                 "worst_wall_s": worst["wall_s"], "worst_client_peak_over_start_mb": worst["client_mb"],
-                 "worst_backend_peak_mb": worst["backend_mb"]},
-        tables=[ReportTable(title="Hostile resource queries", columns=[
-            "query", "path", "outcome", "wall s", "client peak over start MB", "backend peak RSS MB",
-            "within bounds"], rows=rows)],
-        notes=[(f"bounds: wall <= timeout x 1.1 = {wall_bound:.1f} s; client peak RSS over its RSS before the query "
+        config={
+            "statement_timeout_s": limits.statement_timeout_s,
+            "max_rows": limits.max_rows,
+            "max_result_bytes": limits.max_result_bytes,
+            "work_mem_mb": limits.work_mem_mb,
+            "temp_file_limit_mb": limits.temp_file_limit_mb,
+            "max_server_memory_mb": limits.max_server_memory_mb,
+            "shared_buffers_mb": shared / MIB,
+            "database": "embedded default (actsagent_demo, read-only role)",
+        },
+        summary={
+            "all_actsagent_runs_within_bounds": within,
+            "wall_bound_s": wall_bound,
+            "client_bound_mb": client_bound / MIB,
+            "backend_bound_mb": server_bound / MIB,
+            "worst_wall_s": worst["wall_s"],
+            "worst_client_peak_over_start_mb": worst["client_mb"],
+            "worst_backend_peak_mb": worst["backend_mb"],
+        },
+        tables=[
+            ReportTable(
+                title="Hostile resource queries",
+                columns=[
+                    "query",
+                    "path",
+                    "outcome",
+                    "wall s",
+                    "client peak over start MB",
+                    "backend peak RSS MB",
+                    "within bounds",
+                ],
+                rows=rows,
+            )
+        ],
+        notes=[
+            (
+                f"bounds: wall <= timeout x 1.1 = {wall_bound:.1f} s; client peak RSS over its RSS before the query "
                 f"<= 3 x result byte cap = {client_bound / MIB:.0f} MB; backend peak RSS <= max_server_memory_mb + "
-                f"shared_buffers + 64 MB = {server_bound / MIB:.0f} MB"),
-               ("backend peak RSS includes the shared buffers the backend touched; the watchdog judges private "
+                f"shared_buffers + 64 MB = {server_bound / MIB:.0f} MB"
+            ),
+            (
+                "backend peak RSS includes the shared buffers the backend touched; the watchdog judges private "
                 "memory (RssAnon) every 50 ms, so one large allocation (a value being copied for sending) can pass "
-                "max_server_memory_mb by its own size before the cancel (PostgreSQL caps a value at 1 GB)"),
-               "each run is a fresh client process with a fresh backend, so the peaks are the query's own",
-               "SQLite runs in the client process: its memory is the client's"],
+                "max_server_memory_mb by its own size before the cancel (PostgreSQL caps a value at 1 GB)"
+            ),
+            "each run is a fresh client process with a fresh backend, so the peaks are the query's own",
+            "SQLite runs in the client process: its memory is the client's",
+        ],
     )
     jp, mp = report.write(args.out)
     print(report.to_markdown())

@@ -37,8 +37,17 @@ def _items(root: Path, degraded_dir: Path, variant: str, bench: str):
     return load_degraded_questions(degraded_dir, bench), degraded_dir
 
 
-def run(root: Path, degraded_dir: Path, budgets: list[int], *, sample: int | None, seed: int, evidence: bool,
-        kb_dir: Path, log=print) -> tuple[list[dict], dict]:
+def run(
+    root: Path,
+    degraded_dir: Path,
+    budgets: list[int],
+    *,
+    sample: int | None,
+    seed: int,
+    evidence: bool,
+    kb_dir: Path,
+    log=print,
+) -> tuple[list[dict], dict]:
     from actsagent import kb
     from actsagent.benchmarks import BENCHMARKS, db_path
     from actsagent.db.sqlite import SqliteDatabase
@@ -74,14 +83,23 @@ def run(root: Path, degraded_dir: Path, budgets: list[int], *, sample: int | Non
                         gold_c = {f"{t}.{c}" for t, c in refs.columns}
                         ev = q.evidence if evidence and variant == "original" else ""
                         view = schema_view(info, intent=q.question)
-                        rec = {"variant": variant, "bench": bench, "db": db_id, "idx": q.idx,
-                               "pruned_shown_share": (len(view.shown) + sum(len(info.table(t).columns)
-                                                                            for t in view.shown))
-                               / (len(info.tables) + sum(len(t.columns) for t in info.tables)),
-                               "gold_tables": len(gold_t), "gold_columns": len(gold_c),
-                               "pruned_chars": len(view.text),
-                               "pruned_tables_hit": len(gold_t & {t.lower() for t in view.shown})}
-                        rec["pruned_columns_hit"] = sum(c.split(".")[0] in {t.lower() for t in view.shown} for c in gold_c)
+                        rec = {
+                            "variant": variant,
+                            "bench": bench,
+                            "db": db_id,
+                            "idx": q.idx,
+                            "pruned_shown_share": (
+                                len(view.shown) + sum(len(info.table(t).columns) for t in view.shown)
+                            )
+                            / (len(info.tables) + sum(len(t.columns) for t in info.tables)),
+                            "gold_tables": len(gold_t),
+                            "gold_columns": len(gold_c),
+                            "pruned_chars": len(view.text),
+                            "pruned_tables_hit": len(gold_t & {t.lower() for t in view.shown}),
+                        }
+                        rec["pruned_columns_hit"] = sum(
+                            c.split(".")[0] in {t.lower() for t in view.shown} for c in gold_c
+                        )
                         for b in budgets:
                             t1 = time.perf_counter()
                             ctx = r.retrieve(q.question, budget_chars=b, evidence=ev)
@@ -92,8 +110,9 @@ def run(root: Path, degraded_dir: Path, budgets: list[int], *, sample: int | Non
                             rec[f"b{b}_tables_hit"] = len(gold_t & shown_t)
                             rec[f"b{b}_columns_hit"] = len(gold_c & shown_c)
                             rec[f"b{b}_chars"] = len(ctx.text)
-                            rec[f"b{b}_shown_share"] = (len(ctx.columns) + len(ctx.tables)) / (ctx.total_columns
-                                                                                               + ctx.total_tables)
+                            rec[f"b{b}_shown_share"] = (len(ctx.columns) + len(ctx.tables)) / (
+                                ctx.total_columns + ctx.total_tables
+                            )
                             rec[f"b{b}_missed"] = sorted((gold_t - shown_t) | (gold_c - shown_c))
                             rec[f"b{b}_iterations"] = ctx.iterations
                         records.append(rec)
@@ -119,22 +138,65 @@ def summarise(records: list[dict], budgets: list[int], stats: dict, config: dict
         nt, nc = sum(r["gold_tables"] for r in rs), sum(r["gold_columns"] for r in rs)
         pt = sum(r["pruned_tables_hit"] for r in rs)
         pc = sum(r["pruned_columns_hit"] for r in rs)
-        rows.append([variant, bench, len(rs), "pruned listing (today)", round(statistics.mean(r["pruned_chars"] for r in rs)),
-                     round(100 * statistics.mean(r["pruned_shown_share"] for r in rs), 1),
-                     _pct(pt, nt), _pct(pc, nc), _pct(pt + pc, nt + nc),
-                     _pct(sum(r["pruned_tables_hit"] + r["pruned_columns_hit"] == r["gold_tables"] + r["gold_columns"]
-                              for r in rs), len(rs))])
+        rows.append(
+            [
+                variant,
+                bench,
+                len(rs),
+                "pruned listing (today)",
+                round(statistics.mean(r["pruned_chars"] for r in rs)),
+                round(100 * statistics.mean(r["pruned_shown_share"] for r in rs), 1),
+                _pct(pt, nt),
+                _pct(pc, nc),
+                _pct(pt + pc, nt + nc),
+                _pct(
+                    sum(
+                        r["pruned_tables_hit"] + r["pruned_columns_hit"] == r["gold_tables"] + r["gold_columns"]
+                        for r in rs
+                    ),
+                    len(rs),
+                ),
+            ]
+        )
         for b in budgets:
             ht, hc = sum(r[f"b{b}_tables_hit"] for r in rs), sum(r[f"b{b}_columns_hit"] for r in rs)
-            full = sum(r[f"b{b}_tables_hit"] + r[f"b{b}_columns_hit"] == r["gold_tables"] + r["gold_columns"] for r in rs)
-            rows.append([variant, bench, len(rs), f"kb context {b} chars", round(statistics.mean(r[f"b{b}_chars"] for r in rs)),
-                         round(100 * statistics.mean(r[f"b{b}_shown_share"] for r in rs), 1),
-                         _pct(ht, nt), _pct(hc, nc), _pct(ht + hc, nt + nc), _pct(full, len(rs))])
+            full = sum(
+                r[f"b{b}_tables_hit"] + r[f"b{b}_columns_hit"] == r["gold_tables"] + r["gold_columns"] for r in rs
+            )
+            rows.append(
+                [
+                    variant,
+                    bench,
+                    len(rs),
+                    f"kb context {b} chars",
+                    round(statistics.mean(r[f"b{b}_chars"] for r in rs)),
+                    round(100 * statistics.mean(r[f"b{b}_shown_share"] for r in rs), 1),
+                    _pct(ht, nt),
+                    _pct(hc, nc),
+                    _pct(ht + hc, nt + nc),
+                    _pct(full, len(rs)),
+                ]
+            )
             key = f"{variant}_{bench}_b{b}_element_recall_pct"
             rep.summary[key] = _pct(ht + hc, nt + nc)
-    rep.tables.append(ReportTable(title="Recall of gold tables and columns (%)", columns=[
-        "variant", "benchmark", "questions", "context", "mean chars", "% of schema shown", "table recall", "column recall",
-        "element recall", "questions fully covered"], rows=rows))
+    rep.tables.append(
+        ReportTable(
+            title="Recall of gold tables and columns (%)",
+            columns=[
+                "variant",
+                "benchmark",
+                "questions",
+                "context",
+                "mean chars",
+                "% of schema shown",
+                "table recall",
+                "column recall",
+                "element recall",
+                "questions fully covered",
+            ],
+            rows=rows,
+        )
+    )
     pruned = [r["pruned_chars"] for r in records if r["variant"] == "original"]
     if pruned:
         rep.summary["pruned_listing_chars_median"] = statistics.median(pruned)
@@ -144,17 +206,28 @@ def summarise(records: list[dict], budgets: list[int], stats: dict, config: dict
     rep.summary["retrieve_ms_mean"] = round(1000 * stats["retrieve_s"] / max(stats["retrievals"], 1), 1)
     b = budgets[0]
     missed = Counter(m for r in records for m in r[f"b{b}_missed"] if r["variant"] == "degraded")
-    rep.tables.append(ReportTable(title=f"Most missed gold elements at {b} chars (degraded)", columns=["element", "misses"],
-                                  rows=[[k, v] for k, v in missed.most_common(15)]))
-    rep.notes.append("Recall counts an element as present when the context lists it (a table by its header, a "
-                     "column by its line); the pruned listing shows whole tables, so its column recall equals the "
-                     "share of gold columns whose table it shows, at whatever size it takes.")
-    rep.notes.append("The databases here are small: at the prompt's budget most whole schemas fit in the compact "
-                     "listing, so recall there is high by construction; the quarter budget shows how well retrieval "
-                     "ranks what matters first (see '% of schema shown').")
-    rep.notes.append("No LLM: templated knowledge base, LLM-free reformulation. The name expansion undoes "
-                     "vowel-dropping, one of the degrader's four abbreviation styles, so the degraded figures "
-                     "are somewhat optimistic for that style; codes (A2) are found only through values and keys.")
+    rep.tables.append(
+        ReportTable(
+            title=f"Most missed gold elements at {b} chars (degraded)",
+            columns=["element", "misses"],
+            rows=[[k, v] for k, v in missed.most_common(15)],
+        )
+    )
+    rep.notes.append(
+        "Recall counts an element as present when the context lists it (a table by its header, a "
+        "column by its line); the pruned listing shows whole tables, so its column recall equals the "
+        "share of gold columns whose table it shows, at whatever size it takes."
+    )
+    rep.notes.append(
+        "The databases here are small: at the prompt's budget most whole schemas fit in the compact "
+        "listing, so recall there is high by construction; the quarter budget shows how well retrieval "
+        "ranks what matters first (see '% of schema shown')."
+    )
+    rep.notes.append(
+        "No LLM: templated knowledge base, LLM-free reformulation. The name expansion undoes "
+        "vowel-dropping, one of the degrader's four abbreviation styles, so the degraded figures "
+        "are somewhat optimistic for that style; codes (A2) are found only through values and keys."
+    )
     return rep
 
 
@@ -182,10 +255,24 @@ def main(argv: list[str] | None = None) -> int:
         build_degraded_set(root, args.degraded)
     budgets = [args.budget, 2 * args.budget, args.budget // 4]  # the prompt's budget, twice it, and a tight one
     t0 = time.perf_counter()
-    records, stats = run(root, args.degraded, budgets, sample=args.sample, seed=args.seed, evidence=args.evidence,
-                         kb_dir=args.out / "bench_retrieval_kb", log=lambda m: print(m, file=sys.stderr))
-    config = {"budgets": budgets, "sample": args.sample or "all", "seed": args.seed, "evidence": args.evidence,
-              "degraded": str(args.degraded), "wall_s": round(time.perf_counter() - t0, 1)}
+    records, stats = run(
+        root,
+        args.degraded,
+        budgets,
+        sample=args.sample,
+        seed=args.seed,
+        evidence=args.evidence,
+        kb_dir=args.out / "bench_retrieval_kb",
+        log=lambda m: print(m, file=sys.stderr),
+    )
+    config = {
+        "budgets": budgets,
+        "sample": args.sample or "all",
+        "seed": args.seed,
+        "evidence": args.evidence,
+        "degraded": str(args.degraded),
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
     rep = summarise(records, budgets, stats, config)
     jp, mp = rep.write(args.out, "bench_retrieval")
     print(rep.to_markdown())

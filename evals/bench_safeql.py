@@ -21,8 +21,8 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from actsagent.config import Limits
 from actsagent.benchmarks import data_root
+from actsagent.config import Limits
 from actsagent.db.base import Database
 from actsagent.db.sqlite import SqliteDatabase
 from actsagent.reporting import Report, ReportTable, ResultLog
@@ -30,14 +30,27 @@ from actsagent.safeql import RefineOptions, refine
 from actsagent.safeql.catalog import get_catalog
 
 DEFAULT_SYSTEMS = {
-    "spider_dev": ["DAIL-SQL_GPT-4", "DIN-SQL_GPT-4", "C3-SQL_GPT-3.5", "SFT_CodeS-15B",
-                   "Pretrained_Llama3-8B", "Pretrained_Llama2-7B"],
+    "spider_dev": [
+        "DAIL-SQL_GPT-4",
+        "DIN-SQL_GPT-4",
+        "C3-SQL_GPT-3.5",
+        "SFT_CodeS-15B",
+        "Pretrained_Llama3-8B",
+        "Pretrained_Llama2-7B",
+    ],
     "bird_dev": ["DAIL-SQL_GPT-4", "C3-SQL_GPT-3.5", "SFT_CodeS-15B_EK"],
     # BIRD mini-dev PostgreSQL predictions, run on the embedded PostgreSQL (the three BIRD databases loaded there)
-    "bird_minidev_pg": ["gpt-4_postgresql", "gpt-4-turbo_postgresql", "gpt-4-32k_postgresql", "gpt-35-turbo_postgresql",
-                        "gpt-35-turbo-instruct_postgresql", "meta-llama-3-70b-instruct-2_postgresql",
-                        "meta-llama-3-8b-instruct-2_postgresql", "mistralai-mixtral-8x7b-instru-4_postgresql",
-                        "phi-3-medium-128k-instruct-1_postgresql"],
+    "bird_minidev_pg": [
+        "gpt-4_postgresql",
+        "gpt-4-turbo_postgresql",
+        "gpt-4-32k_postgresql",
+        "gpt-35-turbo_postgresql",
+        "gpt-35-turbo-instruct_postgresql",
+        "meta-llama-3-70b-instruct-2_postgresql",
+        "meta-llama-3-8b-instruct-2_postgresql",
+        "mistralai-mixtral-8x7b-instru-4_postgresql",
+        "phi-3-medium-128k-instruct-1_postgresql",
+    ],
 }
 PG_PREFIX = "actsagent_bench_"
 BIRD_DBS = ("superhero", "toxicology", "student_club")
@@ -105,24 +118,44 @@ class Runner:
         before = db.execute(pred, max_rows=MAX_ROWS)
         b_out, b_cls = _outcome(before)
         match_before = before.ok and _key_rows(before.rows, ordered) == gold_rows
-        rec = {"key": f"{bench}|{system}|{q['idx']}", "bench": bench, "system": system, "idx": q["idx"],
-               "db_id": q["db_id"], "before": b_out, "before_class": b_cls,
-               "before_message": None if before.ok else before.message[:200],
-               "match_before": match_before, "gold_empty": not gold.rows, "touched": False,
-               "after": b_out, "after_class": b_cls, "match_after": match_before}
+        rec = {
+            "key": f"{bench}|{system}|{q['idx']}",
+            "bench": bench,
+            "system": system,
+            "idx": q["idx"],
+            "db_id": q["db_id"],
+            "before": b_out,
+            "before_class": b_cls,
+            "before_message": None if before.ok else before.message[:200],
+            "match_before": match_before,
+            "gold_empty": not gold.rows,
+            "touched": False,
+            "after": b_out,
+            "after_class": b_cls,
+            "match_after": match_before,
+        }
         if b_out == "rows":
             return rec
         rec["touched"] = True
         res = refine(db, pred, options=self.opts)
-        rec.update(status=res.status, why=res.why, refine_ms=round(res.elapsed_ms, 2),
-                   catalog_ms=round(res.catalog_ms, 2), explored=res.candidates_explored,
-                   pruned_type=res.pruned_by_type, operators=[e.operator for e in res.edits],
-                   refined_sql=res.refined_sql)
+        rec.update(
+            status=res.status,
+            why=res.why,
+            refine_ms=round(res.elapsed_ms, 2),
+            catalog_ms=round(res.catalog_ms, 2),
+            explored=res.candidates_explored,
+            pruned_type=res.pruned_by_type,
+            operators=[e.operator for e in res.edits],
+            refined_sql=res.refined_sql,
+        )
         if res.status == "refined":
             after = db.execute(res.refined_sql, max_rows=MAX_ROWS)
             a_out, a_cls = _outcome(after)
-            rec.update(after=a_out, after_class=a_cls,
-                       match_after=bool(after.ok and _key_rows(after.rows, ordered) == gold_rows))
+            rec.update(
+                after=a_out,
+                after_class=a_cls,
+                match_after=bool(after.ok and _key_rows(after.rows, ordered) == gold_rows),
+            )
         return rec
 
 
@@ -195,22 +228,42 @@ def summarise(records: list[dict], builds: dict[str, float]) -> Report:
         fixed = sum(not r["match_before"] and r["match_after"] for r in rs)
         ms = [r["refine_ms"] for r in rs if r.get("status") == "refined"]
         all_ms += ms
-        rows.append([bench, system, n, fb, fa, resolved, f"{100 * resolved / fb:.1f}" if fb else "-", eb, ea,
-                     f"{100 * mb / n:.1f}", f"{100 * ma / n:.1f}", fixed, broke,
-                     f"{statistics.median(ms):.1f}" if ms else "-", f"{_p95(ms):.1f}" if ms else "-"])
+        rows.append(
+            [
+                bench,
+                system,
+                n,
+                fb,
+                fa,
+                resolved,
+                f"{100 * resolved / fb:.1f}" if fb else "-",
+                eb,
+                ea,
+                f"{100 * mb / n:.1f}",
+                f"{100 * ma / n:.1f}",
+                fixed,
+                broke,
+                f"{statistics.median(ms):.1f}" if ms else "-",
+                f"{_p95(ms):.1f}" if ms else "-",
+            ]
+        )
         for r in rs:
             if r["before"] == "fail":
                 cls_rows[(bench, r["before_class"])] += 1
                 cls_res[(bench, r["before_class"])] += r["after"] != "fail"
         tot.update(n=n, fb=fb, fa=fa, resolved=resolved, eb=eb, ea=ea, mb=mb, ma=ma, broke=broke, fixed=fixed)
     summary = {
-        "predictions": tot["n"], "exec_failures_before": tot["fb"], "exec_failures_after": tot["fa"],
+        "predictions": tot["n"],
+        "exec_failures_before": tot["fb"],
+        "exec_failures_after": tot["fa"],
         "failures_resolved": tot["resolved"],
         "failures_resolved_pct": round(100 * tot["resolved"] / tot["fb"], 1) if tot["fb"] else None,
-        "empty_before": tot["eb"], "empty_after": tot["ea"],
+        "empty_before": tot["eb"],
+        "empty_after": tot["ea"],
         "ex_before_pct": round(100 * tot["mb"] / tot["n"], 2) if tot["n"] else None,
         "ex_after_pct": round(100 * tot["ma"] / tot["n"], 2) if tot["n"] else None,
-        "wrong_to_correct": tot["fixed"], "correct_to_wrong": tot["broke"],
+        "wrong_to_correct": tot["fixed"],
+        "correct_to_wrong": tot["broke"],
         "refined_median_ms": round(statistics.median(all_ms), 1) if all_ms else None,
         "refined_p95_ms": round(_p95(all_ms), 1) if all_ms else None,
         "refined_queries": len(all_ms),
@@ -220,11 +273,15 @@ def summarise(records: list[dict], builds: dict[str, float]) -> Report:
     valid = [r for r in records if not r.get("skipped")]
     m_err = sum(r["match_after"] if r["before"] == "fail" else r["match_before"] for r in valid)
     summary["ex_after_errors_only_pct"] = round(100 * m_err / len(valid), 2) if valid else None
-    summary["correct_to_wrong_errors_only"] = sum(r["match_before"] and not r["match_after"]
-                                                  for r in valid if r["before"] == "fail")
+    summary["correct_to_wrong_errors_only"] = sum(
+        r["match_before"] and not r["match_after"] for r in valid if r["before"] == "fail"
+    )
     # Spider wta_1 lacks its rankings table: failures naming it cannot be resolved on this copy
-    missing = [r for r in valid if r["before"] == "fail" and "rankings" in (r.get("before_message") or "")
-               and r["db_id"] == "wta_1"]
+    missing = [
+        r
+        for r in valid
+        if r["before"] == "fail" and "rankings" in (r.get("before_message") or "") and r["db_id"] == "wta_1"
+    ]
     fb_ok = tot["fb"] - len(missing)
     res_ok = tot["resolved"] - sum(r["after"] != "fail" for r in missing)
     summary["failures_naming_missing_wta1_rankings"] = len(missing)
@@ -237,42 +294,103 @@ def summarise(records: list[dict], builds: dict[str, float]) -> Report:
         fb = sum(r["before"] == "fail" for r in rs)
         res = sum(r["before"] == "fail" and r["after"] != "fail" for r in rs)
         ms = [r["refine_ms"] for r in rs if r.get("status") == "refined"]
-        bench_rows.append([bench, len(rs), fb, res, f"{100 * res / fb:.1f}" if fb else "-",
-                           sum(r["before"] == "empty" for r in rs), sum(r["after"] == "empty" for r in rs),
-                           f"{100 * sum(r['match_before'] for r in rs) / len(rs):.2f}",
-                           f"{100 * sum(r['match_after'] for r in rs) / len(rs):.2f}",
-                           sum(r["match_before"] and not r["match_after"] for r in rs),
-                           f"{statistics.median(ms):.1f}" if ms else "-", f"{_p95(ms):.1f}" if ms else "-"])
+        bench_rows.append(
+            [
+                bench,
+                len(rs),
+                fb,
+                res,
+                f"{100 * res / fb:.1f}" if fb else "-",
+                sum(r["before"] == "empty" for r in rs),
+                sum(r["after"] == "empty" for r in rs),
+                f"{100 * sum(r['match_before'] for r in rs) / len(rs):.2f}",
+                f"{100 * sum(r['match_after'] for r in rs) / len(rs):.2f}",
+                sum(r["match_before"] and not r["match_after"] for r in rs),
+                f"{statistics.median(ms):.1f}" if ms else "-",
+                f"{_p95(ms):.1f}" if ms else "-",
+            ]
+        )
     tables = [
-        ReportTable(title="Per benchmark", columns=[
-            "bench", "n", "fail before", "resolved", "resolved %", "empty before", "empty after", "EX before %",
-            "EX after %", "right->wrong", "median ms", "p95 ms"], rows=bench_rows),
-        ReportTable(title="Per benchmark and system", columns=[
-            "bench", "system", "n", "fail before", "fail after", "resolved", "resolved %", "empty before",
-            "empty after", "EX before %", "EX after %", "wrong->right", "right->wrong", "median ms", "p95 ms"],
-            rows=rows),
-        ReportTable(title="Execution failures resolved per error class", columns=["bench", "error class", "failures",
-                                                                                  "resolved", "resolved %"],
-                    rows=[[b, c, n, cls_res[(b, c)], f"{100 * cls_res[(b, c)] / n:.1f}"]
-                          for (b, c), n in sorted(cls_rows.items())]),
-        ReportTable(title="Index build (catalog) time per database", columns=["database", "build ms"],
-                    rows=[[k, round(v, 1)] for k, v in sorted(builds.items())]),
+        ReportTable(
+            title="Per benchmark",
+            columns=[
+                "bench",
+                "n",
+                "fail before",
+                "resolved",
+                "resolved %",
+                "empty before",
+                "empty after",
+                "EX before %",
+                "EX after %",
+                "right->wrong",
+                "median ms",
+                "p95 ms",
+            ],
+            rows=bench_rows,
+        ),
+        ReportTable(
+            title="Per benchmark and system",
+            columns=[
+                "bench",
+                "system",
+                "n",
+                "fail before",
+                "fail after",
+                "resolved",
+                "resolved %",
+                "empty before",
+                "empty after",
+                "EX before %",
+                "EX after %",
+                "wrong->right",
+                "right->wrong",
+                "median ms",
+                "p95 ms",
+            ],
+            rows=rows,
+        ),
+        ReportTable(
+            title="Execution failures resolved per error class",
+            columns=["bench", "error class", "failures", "resolved", "resolved %"],
+            rows=[
+                [b, c, n, cls_res[(b, c)], f"{100 * cls_res[(b, c)] / n:.1f}"] for (b, c), n in sorted(cls_rows.items())
+            ],
+        ),
+        ReportTable(
+            title="Index build (catalog) time per database",
+            columns=["database", "build ms"],
+            rows=[[k, round(v, 1)] for k, v in sorted(builds.items())],
+        ),
     ]
     used = Counter(op for r in valid if r.get("status") == "refined" for op in set(r.get("operators") or []))
-    right = Counter(op for r in valid if r.get("status") == "refined" and r["match_after"] and not r["match_before"]
-                    for op in set(r.get("operators") or []))
-    tables.append(ReportTable(title="Operators on the refinement path (refined queries)",
-                              columns=["operator", "refined queries using it", "of which now correct"],
-                              rows=[[op, n, right[op]] for op, n in used.most_common()]))
+    right = Counter(
+        op
+        for r in valid
+        if r.get("status") == "refined" and r["match_after"] and not r["match_before"]
+        for op in set(r.get("operators") or [])
+    )
+    tables.append(
+        ReportTable(
+            title="Operators on the refinement path (refined queries)",
+            columns=["operator", "refined queries using it", "of which now correct"],
+            rows=[[op, n, right[op]] for op, n in used.most_common()],
+        )
+    )
     gave = Counter((r.get("why") or "")[:70] for r in records if r.get("status") == "gave_up")
-    tables.append(ReportTable(title="Why refinement gave up (top 15)", columns=["why", "count"],
-                              rows=[[w, n] for w, n in gave.most_common(15)]))
+    tables.append(
+        ReportTable(
+            title="Why refinement gave up (top 15)",
+            columns=["why", "count"],
+            rows=[[w, n] for w, n in gave.most_common(15)],
+        )
+    )
     return Report(name="SafeQL refinement on real errors", summary=summary, tables=tables)
 
 
 def _p95(xs: list[float]) -> float:
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(0.95 * (len(xs) - 1)))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -305,8 +423,16 @@ def main(argv: list[str] | None = None) -> int:
         for bench, system, q, pred in pending:
             prog.update(task, description=f"{bench} {system[:24]} {q['db_id'][:16]}")
             if bench == "spider_dev" and q["db_id"] == "wta_1" and not runner.gold_result(bench, q).ok:
-                log.append({"key": f"{bench}|{system}|{q['idx']}", "bench": bench, "system": system,
-                            "idx": q["idx"], "db_id": q["db_id"], "skipped": "gold fails (wta_1 is partial)"})
+                log.append(
+                    {
+                        "key": f"{bench}|{system}|{q['idx']}",
+                        "bench": bench,
+                        "system": system,
+                        "idx": q["idx"],
+                        "db_id": q["db_id"],
+                        "skipped": "gold fails (wta_1 is partial)",
+                    }
+                )
             else:
                 log.append(runner.one(bench, system, q, pred))
             prog.advance(task)
@@ -319,10 +445,17 @@ def main(argv: list[str] | None = None) -> int:
     records = [r for r in log.records() if r["key"] in wanted]
     report = summarise(records, builds)
     skipped = sum(1 for r in records if r.get("skipped"))
-    report.config = {"systems": sorted({s for _, s, _, _ in items}), "benchmarks": args.benchmarks,
-                     "limit": args.limit, "alpha": opts.alpha, "k": opts.k, "max_depth": opts.max_depth,
-                     "max_expansions": opts.max_expansions, "time_limit_s": opts.time_limit_s,
-                     "embedding_model": os.environ.get("ACTSAGENT_EMBED_MODEL_PATH", "default")}
+    report.config = {
+        "systems": sorted({s for _, s, _, _ in items}),
+        "benchmarks": args.benchmarks,
+        "limit": args.limit,
+        "alpha": opts.alpha,
+        "k": opts.k,
+        "max_depth": opts.max_depth,
+        "max_expansions": opts.max_expansions,
+        "time_limit_s": opts.time_limit_s,
+        "embedding_model": os.environ.get("ACTSAGENT_EMBED_MODEL_PATH", "default"),
+    }
     report.notes = notes + [
         f"Spider wta_1 is partial (no rankings table): questions whose gold SQL fails there are skipped "
         f"({skipped} records: 8 questions x the Spider systems); the other wta_1 questions are evaluated, and "

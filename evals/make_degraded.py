@@ -35,19 +35,30 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --code-share must be between 0 and 1", file=sys.stderr)
         return 2
     root = args.data or data_root()
-    summary = build_degraded_set(root, args.out, seed=args.seed, code_share=args.code_share,
-                                 progress=lambda b, d, k, x: print(f"{b}/{d}: kept {k}, dropped {x}", file=sys.stderr))
+    summary = build_degraded_set(
+        root,
+        args.out,
+        seed=args.seed,
+        code_share=args.code_share,
+        progress=lambda b, d, k, x: print(f"{b}/{d}: kept {k}, dropped {x}", file=sys.stderr),
+    )
     if args.load_pg:
         for bench in summary:
             for q_db in sorted({q["db_id"] for q in json.loads((args.out / bench / "questions.json").read_text())}):
                 pg_copy(db_path(args.out, bench, q_db), f"degraded_{q_db}", replace=True)
-    report = Report(name="Degraded schema set", config={"seed": args.seed, "code_share": args.code_share,
-                                                         "out": str(args.out)})
+    report = Report(
+        name="Degraded schema set", config={"seed": args.seed, "code_share": args.code_share, "out": str(args.out)}
+    )
     for bench, s in summary.items():
         report.summary[f"{bench}_kept"] = f"{s['kept']} of {s['questions']}"
         report.notes += s["notes"]
-    report.tables.append(ReportTable(title="Dropped questions by reason", columns=["benchmark", "reason", "count"],
-                                     rows=[[b, r, n] for b, s in summary.items() for r, n in s["dropped_by_reason"].items()]))
+    report.tables.append(
+        ReportTable(
+            title="Dropped questions by reason",
+            columns=["benchmark", "reason", "count"],
+            rows=[[b, r, n] for b, s in summary.items() for r, n in s["dropped_by_reason"].items()],
+        )
+    )
     paths = report.write(args.out, "degraded_set")
     for bench, s in summary.items():
         print(f"{bench}: kept {s['kept']} of {s['questions']} questions; dropped {s['dropped_by_reason'] or 'none'}")

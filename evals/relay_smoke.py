@@ -37,16 +37,26 @@ DEFAULT_OUT = REPO / "evals" / "results" / "relay_smoke"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--n", type=int, default=3, help="number of flash tasks (file order) [3]")
     p.add_argument("--ids", default="", help="comma-separated instance ids instead of the first N")
     p.add_argument("--mode", default="tree", help="agent mode passed to repair() [tree]")
     p.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES, help=f"cache directory [{DEFAULT_FIXTURES}]")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"results directory [{DEFAULT_OUT}]")
-    p.add_argument("--llm-timeout", type=float, default=900.0,
-                   help="seconds to wait for one answer (a person answers the relay) [900]")
-    p.add_argument("--retries", type=int, default=0,
-                   help="LLM retries; >0 re-sends on timeout, which queues a duplicate in the relay [0]")
+    p.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=900.0,
+        help="seconds to wait for one answer (a person answers the relay) [900]",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        help="LLM retries; >0 re-sends on timeout, which queues a duplicate in the relay [0]",
+    )
     p.add_argument("--verify-replay", action="store_true", help="re-run in replay_only mode with requests forbidden")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
@@ -84,9 +94,9 @@ def call_repair(repair: Any, task: Any, db: Any, mode: str, model: Any) -> Any:
 
 def run_pass(args: argparse.Namespace, tasks: list[Any], *, cache_mode: str) -> list[dict[str, Any]]:
     import actsagent.llm as llm
-    from actsagent.llm import openai_model
     from actsagent.birdcritic.templates import ensure_templates
     from actsagent.db.sandbox import sandbox
+    from actsagent.llm import openai_model
     from actsagent.reporting import ResultLog
 
     configure_llm_env(args, mode=cache_mode)
@@ -106,10 +116,17 @@ def run_pass(args: argparse.Namespace, tasks: list[Any], *, cache_mode: str) -> 
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(), disable=args.no_progress) as bar:
-        job = bar.add_task(f"relay smoke ({cache_mode})", total=len(tasks), completed=len(tasks) - len(pending),
-                           info="")
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        disable=args.no_progress,
+    ) as bar:
+        job = bar.add_task(
+            f"relay smoke ({cache_mode})", total=len(tasks), completed=len(tasks) - len(pending), info=""
+        )
         for task in pending:
             bar.update(job, info=f"task {task.instance_id}")
             log.append(run_task(args, task, templates.get(task.db_id), repair, model, ledger, cache_mode, sandbox))
@@ -132,16 +149,26 @@ def run_task(args, task, template, repair, model, ledger, cache_mode: str, sandb
                 work.execute_script(task.preprocess_sql, timeout_s=60)
             with ledger.task(task.instance_id):
                 run = call_repair(repair, task, work, args.mode, model)
-        rec.update(status=str(getattr(run, "status", "done")), final_sql=getattr(run, "final_sql", None),
-                   verdict=getattr(run, "verdict", None), notes=list(getattr(run, "notes", []) or [])[:5],
-                   model_failures=len(getattr(run, "model_failures", []) or []))
+        rec.update(
+            status=str(getattr(run, "status", "done")),
+            final_sql=getattr(run, "final_sql", None),
+            verdict=getattr(run, "verdict", None),
+            notes=list(getattr(run, "notes", []) or [])[:5],
+            model_failures=len(getattr(run, "model_failures", []) or []),
+        )
     except Exception as e:  # one task's failure (a replay miss, a provider error) must not stop the batch
         rec.update(status="error", error=f"{type(e).__name__}: {e}"[:2000])
     tot = ledger.totals(task_id=task.instance_id)
     after = set(p.name for p in args.fixtures.glob("*.json")) if args.fixtures.is_dir() else set()
-    rec.update(llm_calls=tot.calls, cached_calls=tot.cached_calls, prompt_tokens=tot.prompt_tokens,
-               completion_tokens=tot.completion_tokens, llm_s=round(tot.latency_ms / 1000, 3),
-               seconds=round(time.perf_counter() - start, 3), new_fixtures=sorted(after - before))
+    rec.update(
+        llm_calls=tot.calls,
+        cached_calls=tot.cached_calls,
+        prompt_tokens=tot.prompt_tokens,
+        completion_tokens=tot.completion_tokens,
+        llm_s=round(tot.latency_ms / 1000, 3),
+        seconds=round(time.perf_counter() - start, 3),
+        new_fixtures=sorted(after - before),
+    )
     return rec
 
 
@@ -157,24 +184,56 @@ def summarize(args: argparse.Namespace, passes: dict[str, list[dict[str, Any]]])
         summary[f"{mode}: cached calls"] = sum(r.get("cached_calls", 0) for r in recs)
         summary[f"{mode}: tokens"] = sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in recs)
         for r in recs:
-            rows.append([mode, r["instance_id"], r["db_id"], r["status"], r.get("llm_calls", 0),
-                         r.get("cached_calls", 0), r.get("model_failures", 0),
-                         r.get("prompt_tokens", 0) + r.get("completion_tokens", 0),
-                         len(r.get("new_fixtures", [])), r.get("seconds", 0), (r.get("error") or "")[:120]])
+            rows.append(
+                [
+                    mode,
+                    r["instance_id"],
+                    r["db_id"],
+                    r["status"],
+                    r.get("llm_calls", 0),
+                    r.get("cached_calls", 0),
+                    r.get("model_failures", 0),
+                    r.get("prompt_tokens", 0) + r.get("completion_tokens", 0),
+                    len(r.get("new_fixtures", [])),
+                    r.get("seconds", 0),
+                    (r.get("error") or "")[:120],
+                ]
+            )
     if "replay_only" in passes:
         rp = passes["replay_only"]
-        summary["replay complete"] = bool(rp) and all(r["status"] != "error" and r.get("cached_calls") == r.get(
-            "llm_calls") for r in rp)
+        summary["replay complete"] = bool(rp) and all(
+            r["status"] != "error" and r.get("cached_calls") == r.get("llm_calls") for r in rp
+        )
     summary["fixture files"] = len(list(args.fixtures.glob("*.json"))) if args.fixtures.is_dir() else 0
-    report = Report(name="LLM relay smoke run", config={"mode": args.mode, "fixtures": str(args.fixtures),
-                                                        "endpoint": os.environ.get("OPENAI_BASE_URL", "")},
-                    summary=summary,
-                    tables=[ReportTable(title="Tasks", columns=["pass", "task", "db", "status", "llm calls", "cached",
-                                                                "model failures", "tokens", "new fixtures", "seconds", "error"],
-                                        rows=rows)],
-                    notes=["A relay run measures whoever answered, not a named model; not a benchmark result.",
-                           "replay_only errors mean the recordings do not cover a run: a prompt changed or "
-                           "holds something non-deterministic."])
+    report = Report(
+        name="LLM relay smoke run",
+        config={"mode": args.mode, "fixtures": str(args.fixtures), "endpoint": os.environ.get("OPENAI_BASE_URL", "")},
+        summary=summary,
+        tables=[
+            ReportTable(
+                title="Tasks",
+                columns=[
+                    "pass",
+                    "task",
+                    "db",
+                    "status",
+                    "llm calls",
+                    "cached",
+                    "model failures",
+                    "tokens",
+                    "new fixtures",
+                    "seconds",
+                    "error",
+                ],
+                rows=rows,
+            )
+        ],
+        notes=[
+            "A relay run measures whoever answered, not a named model; not a benchmark result.",
+            "replay_only errors mean the recordings do not cover a run: a prompt changed or "
+            "holds something non-deterministic.",
+        ],
+    )
     report.write(args.out, stem="summary")
     return report
 
@@ -185,8 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --n must be at least 1", file=sys.stderr)
         return 2
     if not os.environ.get("OPENAI_BASE_URL"):
-        print("error: set OPENAI_BASE_URL to the llm-relay (e.g. http://127.0.0.1:18900/v1); "
-              "see ../shared/tools/llm-relay/README.md", file=sys.stderr)
+        print(
+            "error: set OPENAI_BASE_URL to the llm-relay (e.g. http://127.0.0.1:18900/v1); "
+            "see ../shared/tools/llm-relay/README.md",
+            file=sys.stderr,
+        )
         return 2
     from actsagent.birdcritic import load_tasks
     from actsagent.errors import ActsagentError

@@ -32,8 +32,14 @@ def failed_of(messages: list[dict]) -> str | None:
 
 def scores(n: int, reason: str = "", entail: int | None = None) -> dict[str, Any]:
     s = {"score": n, "reason": reason}
-    return {"columns": s, "granularity": s, "joins": s, "logic": s,
-            "entailment": {"score": entail if entail is not None else n, "reason": reason}, "issues": []}
+    return {
+        "columns": s,
+        "granularity": s,
+        "joins": s,
+        "logic": s,
+        "entailment": {"score": entail if entail is not None else n, "reason": reason},
+        "issues": [],
+    }
 
 
 NO_CHECKS: dict[str, Any] = {"checks": []}  # a check writer that finds nothing checkable in the request

@@ -33,20 +33,32 @@ MODEL = "scripted"
 SYSTEM = f"acts:tree@{MODEL}"
 TASK_IDS = ["1", "10"]
 
-UPSERT = ("INSERT INTO attendance (link_to_event, link_to_member, attend) VALUES ('recEVTik3MlqbvLFi', "
-          "'rec280Sk7o31iG0Tx', 1) ON CONFLICT (link_to_event, link_to_member) DO UPDATE SET attend = 1")
+UPSERT = (
+    "INSERT INTO attendance (link_to_event, link_to_member, attend) VALUES ('recEVTik3MlqbvLFi', "
+    "'rec280Sk7o31iG0Tx', 1) ON CONFLICT (link_to_event, link_to_member) DO UPDATE SET attend = 1"
+)
 # marker in the issue text -> (first reading's candidate, second reading's candidate)
 CANDIDATES = {
-    "'hh:mm:ss' part": ("SELECT to_char(CreationDate, 'FMHH24:MI:SS') FROM comments",
-                        "SELECT CreationDate::time FROM comments"),
+    "'hh:mm:ss' part": (
+        "SELECT to_char(CreationDate, 'FMHH24:MI:SS') FROM comments",
+        "SELECT CreationDate::time FROM comments",
+    ),
     "a member can attend multiple events": ("SELECT * FROM attendance", UPSERT),
 }
 # what the scripted judge thinks of each candidate (1-10 on every dimension)
-JUDGE = {CANDIDATES["'hh:mm:ss' part"][0]: 3, CANDIDATES["'hh:mm:ss' part"][1]: 9,
-         "SELECT * FROM attendance": 3, UPSERT: 9}
+JUDGE = {
+    CANDIDATES["'hh:mm:ss' part"][0]: 3,
+    CANDIDATES["'hh:mm:ss' part"][1]: 9,
+    "SELECT * FROM attendance": 3,
+    UPSERT: 9,
+}
 # what the scorer says, for the test to check the benchmark's labels against
-SCORER_PASSES = {CANDIDATES["'hh:mm:ss' part"][0]: True, CANDIDATES["'hh:mm:ss' part"][1]: False,
-                 "SELECT * FROM attendance": False, UPSERT: True}
+SCORER_PASSES = {
+    CANDIDATES["'hh:mm:ss' part"][0]: True,
+    CANDIDATES["'hh:mm:ss' part"][1]: False,
+    "SELECT * FROM attendance": False,
+    UPSERT: True,
+}
 
 
 def script(messages: list[dict], role: str, response_model: Any) -> Any:
@@ -59,22 +71,38 @@ def script(messages: list[dict], role: str, response_model: Any) -> Any:
     if name == "PlannerReply":
         phase = phase_of(messages)
         if phase == "initial":
-            return {"reason": "two readings of the request; write the SQL for each", "cursor": "d",
-                    "plan": {"id": "d", "tool": "detect_ambiguities", "description": "find the readings",
-                             "children": [{"id": "g", "tool": "generate_sql", "description": "write the SQL"}]}}
+            return {
+                "reason": "two readings of the request; write the SQL for each",
+                "cursor": "d",
+                "plan": {
+                    "id": "d",
+                    "tool": "detect_ambiguities",
+                    "description": "find the readings",
+                    "children": [{"id": "g", "tool": "generate_sql", "description": "write the SQL"}],
+                },
+            }
         if phase == "select":
             return {"reason": "first reading first", "cursor": options_of(messages)[0]}
         flat = text.replace("\n", " ")
         if "nearest unexplored alternative: " in flat:
-            return {"reason": "refuted: try the other reading",
-                    "cursor": flat.split("nearest unexplored alternative: ")[1].split(")")[0].strip()}
+            return {
+                "reason": "refuted: try the other reading",
+                "cursor": flat.split("nearest unexplored alternative: ")[1].split(")")[0].strip(),
+            }
         return {"stop": True, "reason": "no alternative left"}
     if name == "CheckPlan":
         return {"checks": []}
     if name == "AmbiguityReport":
-        return {"ambiguities": [{"phrase": "the request", "interpretations": [
-            {"description": "reading one"}, {"description": "reading two"}], "settle_with_data": True,
-            "question": ""}]}
+        return {
+            "ambiguities": [
+                {
+                    "phrase": "the request",
+                    "interpretations": [{"description": "reading one"}, {"description": "reading two"}],
+                    "settle_with_data": True,
+                    "question": "",
+                }
+            ]
+        }
     if name == "GeneratedSQL":
         assert task is not None, "the scripted model only knows tasks 1 and 10"
         second = "means reading two" in text  # the minimal edit's reading, and the direct rewrite's
@@ -96,8 +124,9 @@ def record(fixtures: Path = FIXTURES, out: Path | None = None) -> Any:
     from actsagent.birdcritic.tasks import load_tasks
     from actsagent.llm import RoleModels, ScriptedChatModel, scripted_config
 
-    config = scripted_config(cache_mode="read_write", cache_dir=fixtures,
-                             models=RoleModels(planner=MODEL, tools=MODEL, judge=MODEL))
+    config = scripted_config(
+        cache_mode="read_write", cache_dir=fixtures, models=RoleModels(planner=MODEL, tools=MODEL, judge=MODEL)
+    )
     system = make_system(SYSTEM, "flash", model=ScriptedChatModel(script, config=config))
     out = out or Path(tempfile.mkdtemp(prefix="bench-judge-record-"))
     return run_judge_bench("flash", system, load_tasks("flash", ids=TASK_IDS), out, progress=False)

@@ -10,29 +10,52 @@ from typing import Any
 from actsagent.llm import ScriptedChatModel
 
 ORDERS_BY_STATUS = "SELECT status, count(*) AS orders FROM orders GROUP BY status ORDER BY orders DESC"
-PAID_BY_MONTH = ("SELECT date_trunc('month', paid_at)::date AS month, sum(amt) AS paid FROM payments "
-                 "GROUP BY 1 ORDER BY 1")
-REVENUE_ALL = ("SELECT p.category, sum(i.qty * i.unit_price) AS revenue FROM order_items i "
-               "JOIN product_catalog p USING (prod_id) GROUP BY p.category ORDER BY revenue DESC")
-REVENUE_PAID = ("SELECT p.category, sum(i.qty * i.unit_price) AS revenue FROM order_items i "
-                "JOIN product_catalog p USING (prod_id) JOIN orders o USING (order_id) "
-                "WHERE o.status = 'PAID' GROUP BY p.category ORDER BY revenue DESC")
+PAID_BY_MONTH = (
+    "SELECT date_trunc('month', paid_at)::date AS month, sum(amt) AS paid FROM payments GROUP BY 1 ORDER BY 1"
+)
+REVENUE_ALL = (
+    "SELECT p.category, sum(i.qty * i.unit_price) AS revenue FROM order_items i "
+    "JOIN product_catalog p USING (prod_id) GROUP BY p.category ORDER BY revenue DESC"
+)
+REVENUE_PAID = (
+    "SELECT p.category, sum(i.qty * i.unit_price) AS revenue FROM order_items i "
+    "JOIN product_catalog p USING (prod_id) JOIN orders o USING (order_id) "
+    "WHERE o.status = 'PAID' GROUP BY p.category ORDER BY revenue DESC"
+)
 
-_PLAN = {"reason": "run the draft, then settle the final SQL",
-         "plan": {"id": "a", "tool": "run_sql", "description": "run the first draft",
-                  "children": [{"id": "b", "tool": "generate_sql", "description": "write the final SQL"}]},
-         "cursor": "a"}
-_PLAN_AMBIGUOUS = {"reason": "'revenue' can be read two ways",
-                   "plan": {"id": "a", "tool": "detect_ambiguities", "description": "find ambiguous phrases",
-                            "children": [{"id": "b", "tool": "generate_sql",
-                                          "description": "write the SQL under this reading"}]},
-                   "cursor": "a"}
-_AMBIGUITY = {"ambiguities": [{
-    "phrase": "revenue", "settle_with_data": False,
-    "question": "Which orders should count as revenue?",
-    "interpretations": [
-        {"description": "all orders, whatever their status", "sql_hint": "no filter on orders.status"},
-        {"description": "only PAID orders", "sql_hint": "orders.status = 'PAID'"}]}]}
+_PLAN = {
+    "reason": "run the draft, then settle the final SQL",
+    "plan": {
+        "id": "a",
+        "tool": "run_sql",
+        "description": "run the first draft",
+        "children": [{"id": "b", "tool": "generate_sql", "description": "write the final SQL"}],
+    },
+    "cursor": "a",
+}
+_PLAN_AMBIGUOUS = {
+    "reason": "'revenue' can be read two ways",
+    "plan": {
+        "id": "a",
+        "tool": "detect_ambiguities",
+        "description": "find ambiguous phrases",
+        "children": [{"id": "b", "tool": "generate_sql", "description": "write the SQL under this reading"}],
+    },
+    "cursor": "a",
+}
+_AMBIGUITY = {
+    "ambiguities": [
+        {
+            "phrase": "revenue",
+            "settle_with_data": False,
+            "question": "Which orders should count as revenue?",
+            "interpretations": [
+                {"description": "all orders, whatever their status", "sql_hint": "no filter on orders.status"},
+                {"description": "only PAID orders", "sql_hint": "orders.status = 'PAID'"},
+            ],
+        }
+    ]
+}
 _PASS = {k: {"score": 9, "reason": "fits"} for k in ("columns", "granularity", "joins", "logic", "entailment")}
 
 
@@ -40,8 +63,9 @@ def _ask(messages: list[dict]) -> str:
     return "\n".join(m["content"] for m in messages)
 
 
-def copilot_model(sql_for: dict[str, str] | None = None, *, answer: str | None = None,
-                  fail_with: BaseException | None = None) -> ScriptedChatModel:
+def copilot_model(
+    sql_for: dict[str, str] | None = None, *, answer: str | None = None, fail_with: BaseException | None = None
+) -> ScriptedChatModel:
     """``sql_for`` maps a word of the question to the SQL to write; questions about revenue ask
     the analyst which orders count (all, or only paid ones) before writing it."""
     sql_for = sql_for or {"status": ORDERS_BY_STATUS, "month": PAID_BY_MONTH}

@@ -12,8 +12,18 @@ runner = CliRunner()
 
 
 def test_repair_streams_nodes_then_prints_the_run(sqlite_db):
-    res = runner.invoke(app, ["repair", "--intent", "names of all customers", "--sql",
-                              "SELECT name FROM customers ORDER BY name", "--db", str(sqlite_db.path)])
+    res = runner.invoke(
+        app,
+        [
+            "repair",
+            "--intent",
+            "names of all customers",
+            "--sql",
+            "SELECT name FROM customers ORDER BY name",
+            "--db",
+            str(sqlite_db.path),
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "▶ n0" in out and "run_sql" in out  # streamed as it ran
@@ -22,8 +32,9 @@ def test_repair_streams_nodes_then_prints_the_run(sqlite_db):
 
 
 def test_repair_json(sqlite_db):
-    res = runner.invoke(app, ["repair", "-i", "names", "-s", "SELECT name FROM customers", "--db",
-                              str(sqlite_db.path), "--json"])
+    res = runner.invoke(
+        app, ["repair", "-i", "names", "-s", "SELECT name FROM customers", "--db", str(sqlite_db.path), "--json"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["status"] == "best_effort" and data["final_sql"] == "SELECT name FROM customers"
@@ -44,9 +55,10 @@ def test_ask_without_llm_exits_non_zero(sqlite_db):
 
 def test_interactive_repair_asks_and_continues(pg_db, monkeypatch):
     """With a (scripted) model configured, an ambiguity the data cannot settle is asked on the terminal."""
+    from test_graph_control import BAD, INTENT, clarify_script
+
     import actsagent.llm
     from actsagent.llm import ScriptedChatModel
-    from test_graph_control import BAD, INTENT, clarify_script
 
     monkeypatch.setattr(actsagent.llm, "get_chat_model", lambda *a, **k: ScriptedChatModel(clarify_script))
     res = runner.invoke(app, ["repair", "-i", INTENT, "-s", BAD, "--db", pg_db.url, "--interactive"], input="2\n")

@@ -27,7 +27,7 @@ def test_no_llm_syntax_error_gets_clause_localisation(pg_db):
 
 def test_no_llm_working_query_passes_through(pg_db):
     events = list(stream("all customer names", "SELECT name FROM customers ORDER BY name", pg_db))
-    assert [e.type for e in events][0] == "plan" and events[-1].type == "final"
+    assert next(e.type for e in events) == "plan" and events[-1].type == "final"
     run = events[-1].data["run"]
     assert run["status"] == "best_effort" and run["final_sql"] == "SELECT name FROM customers ORDER BY name"
     assert [n["tool"] for n in run["tree"]["nodes"].values()] == ["run_sql", "generate_sql"]
@@ -47,8 +47,10 @@ def test_no_llm_statement_list_localises_the_failing_statement(pg_db_factory):
     from actsagent.guard import Policy
 
     db = pg_db_factory(["CREATE TABLE loan (id INT)"], writable=True)
-    script = ["CREATE FUNCTION stamp() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql",
-              "CREATE TRIGGER loan_stamp BEFORE INSERT FOR EACH ROW EXECUTE FUNCTION stamp()"]
+    script = [
+        "CREATE FUNCTION stamp() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql",
+        "CREATE TRIGGER loan_stamp BEFORE INSERT FOR EACH ROW EXECUTE FUNCTION stamp()",
+    ]
     run = repair("stamp new loans", script, db, policy=Policy.sandbox())
     split = next(n for n in run.tree.executed() if n.tool == "split_and_fix")
     assert split.resolved_input["sql"] == script  # the whole list, not one statement tested alone
@@ -60,8 +62,11 @@ def test_no_llm_unreviewed_function_is_translated_by_safeql(pg_db):
     """The strict guard rejects SQLite's strftime; the fallback still tries SafeQL, which translates it."""
     from actsagent.guard import check_sql
 
-    run = repair("number of orders per year", "SELECT strftime('%Y', ordered_at) AS yr, count(*) FROM orders "
-                 "GROUP BY yr ORDER BY yr", pg_db)
+    run = repair(
+        "number of orders per year",
+        "SELECT strftime('%Y', ordered_at) AS yr, count(*) FROM orders GROUP BY yr ORDER BY yr",
+        pg_db,
+    )
     nodes = run.tree.executed()
     assert [n.tool for n in nodes] == ["run_sql", "safeql_refine", "generate_sql"]
     assert nodes[0].output["statements"][0]["error"]["engine"] == "guard"  # never sent to the database
@@ -72,8 +77,9 @@ def test_no_llm_unreviewed_function_is_translated_by_safeql(pg_db):
 
 def test_no_llm_aggregate_over_a_filter_matching_nothing_is_refined(pg_db):
     # COUNT 0 / SUM NULL is what an aggregate over an empty row set returns: treated like an empty result
-    run = repair("number and value of paid orders", "SELECT count(*), sum(total) FROM orders WHERE status = 'PAID'",
-                 pg_db)
+    run = repair(
+        "number and value of paid orders", "SELECT count(*), sum(total) FROM orders WHERE status = 'PAID'", pg_db
+    )
     assert [n.tool for n in run.tree.executed()] == ["run_sql", "safeql_refine", "generate_sql"]
     assert "'paid'" in run.final_sql
     assert run.result.rows[0][0] == 2

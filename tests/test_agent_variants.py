@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from agent_scripts import scores, user_text
+
 from actsagent.agent import ask, repair
 from actsagent.db.sandbox import sandbox
 from actsagent.graphs.models import Budget
 from actsagent.guard import Policy
 from actsagent.llm import ScriptedChatModel
-
-from agent_scripts import scores, user_text
 
 
 def test_regenerate_sends_the_error_back_at_most_n_times(pg_db):
@@ -23,8 +23,14 @@ def test_regenerate_sends_the_error_back_at_most_n_times(pg_db):
 
 def test_regenerate_gives_up_after_budget(pg_db):
     model = ScriptedChatModel(lambda m, r, rm: {"sql": "SELECT nope FROM customers"})
-    run = repair("customer names", "SELECT nme FROM customers", pg_db, model=model, mode="regenerate",
-                 budget=Budget(max_regenerations=2))
+    run = repair(
+        "customer names",
+        "SELECT nme FROM customers",
+        pg_db,
+        model=model,
+        mode="regenerate",
+        budget=Budget(max_regenerations=2),
+    )
     assert run.status == "failed" and len(run.tree.executed()) == 3 and len(model.calls) == 2
 
 
@@ -40,8 +46,10 @@ def test_ask_drafts_then_debugs(pg_db):
         if name == "GeneratedSQL" and "Question:" in user_text(messages):
             return {"sql": "SELECT COUNT(*) FROM customer"}  # draft with a wrong table name
         if name == "PlannerReply":
-            return {"cursor": "r", "plan": {"id": "r", "tool": "run_sql",
-                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+            return {
+                "cursor": "r",
+                "plan": {"id": "r", "tool": "run_sql", "children": [{"id": "g", "tool": "generate_sql"}]},
+            }
         if name == "GeneratedSQL":
             return {"sql": "SELECT COUNT(*) FROM customers"}
         if name == "CheckPlan":
@@ -58,23 +66,29 @@ def test_ask_drafts_then_debugs(pg_db):
 
 def test_sandbox_repair_of_a_statement_list(pg_db):
     """BIRD-CRITIC shape: issue_sql is a list with DDL/DML; the answer is a list; the sandbox is untouched."""
-    issue = ["CREATE TABLE vip (customer_id INT)", "INSERT INTO vip SELECT id FROM customer WHERE country = 'DE'",
-             "SELECT count(*) FROM vip"]
+    issue = [
+        "CREATE TABLE vip (customer_id INT)",
+        "INSERT INTO vip SELECT id FROM customer WHERE country = 'DE'",
+        "SELECT count(*) FROM vip",
+    ]
     fixed = [issue[0], "INSERT INTO vip SELECT id FROM customers WHERE country = 'DE'", issue[2]]
 
     def script(messages, role, response_model):
         name = response_model.__name__
         if name == "PlannerReply":
-            return {"cursor": "r", "plan": {"id": "r", "tool": "run_sql",
-                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+            return {
+                "cursor": "r",
+                "plan": {"id": "r", "tool": "run_sql", "children": [{"id": "g", "tool": "generate_sql"}]},
+            }
         if name == "GeneratedSQL":
-            assert 'list of statements' in messages[0]["content"]
+            assert "list of statements" in messages[0]["content"]
             return {"sql": fixed}
         return scores(9)
 
     with sandbox(pg_db) as box:
-        run = repair("copy German customers into vip", issue, box, model=ScriptedChatModel(script),
-                     policy=Policy.sandbox())
+        run = repair(
+            "copy German customers into vip", issue, box, model=ScriptedChatModel(script), policy=Policy.sandbox()
+        )
         assert run.status == "solved" and run.final_sql_statements == fixed
         assert run.result.ok and run.result.rows == [[1]]
         assert not box.execute("SELECT to_regclass('vip') IS NOT NULL").rows[0][0]  # tried in copies only

@@ -21,19 +21,33 @@ PACKAGE = "actsagent"
 # missing here fails the test (say where it belongs).
 LAYERS: dict[str, int] = {
     # 0: typed models and resources that depend on nothing of actsagent but each other
-    "actsagent.errors": 0, "actsagent.config": 0, "actsagent.reporting": 0, "actsagent.naming": 0,
-    "actsagent.schema": 0, "actsagent.prompts": 0,
+    "actsagent.errors": 0,
+    "actsagent.config": 0,
+    "actsagent.reporting": 0,
+    "actsagent.naming": 0,
+    "actsagent.schema": 0,
+    "actsagent.prompts": 0,
     # 1: the only code that talks to a database driver; the package root re-exports it
-    "actsagent.db": 1, "actsagent": 1,
+    "actsagent.db": 1,
+    "actsagent": 1,
     # 2: the guard, SafeQL, the LLM layer, SQL-name rewriting
-    "actsagent.guard": 2, "actsagent.safeql": 2, "actsagent.llm": 2, "actsagent.sqlnames": 2,
+    "actsagent.guard": 2,
+    "actsagent.safeql": 2,
+    "actsagent.llm": 2,
+    "actsagent.sqlnames": 2,
     # 3-5: the agent's tools, its graphs, the agent
     "actsagent.tools": 3,
     "actsagent.graphs": 4,
     "actsagent.agent": 5,
     # 6: products built on the agent and the db layer
-    "actsagent.web": 6, "actsagent.birdcritic": 6, "actsagent.clean": 6, "actsagent.integrations": 6,
-    "actsagent.kb": 6, "actsagent.schema_refine": 6, "actsagent.demo": 6, "actsagent.benchmarks": 6,
+    "actsagent.web": 6,
+    "actsagent.birdcritic": 6,
+    "actsagent.clean": 6,
+    "actsagent.integrations": 6,
+    "actsagent.kb": 6,
+    "actsagent.schema_refine": 6,
+    "actsagent.demo": 6,
+    "actsagent.benchmarks": 6,
     "actsagent.degrade": 6,
     # 7: the command line
     "actsagent.cli": 7,
@@ -43,8 +57,9 @@ LAYERS: dict[str, int] = {
 # Cycles that exist and belong to code this test's author could not change: each says whose it is. The list
 # may only shrink: a listed cycle that is gone fails the test until its entry is removed.
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"actsagent.tools._context", "actsagent.tools._scenarios", "actsagent.tools.checks"}):
-        "tools/ (the verifier): ToolContext imports ScenarioEnv inside a method, and checks imports ToolContext",
+    frozenset(
+        {"actsagent.tools._context", "actsagent.tools._scenarios", "actsagent.tools.checks"}
+    ): "tools/ (the verifier): ToolContext imports ScenarioEnv inside a method, and checks imports ToolContext",
 }
 
 
@@ -61,6 +76,7 @@ def _modules() -> dict[str, Path]:
 def _import_graph(modules: dict[str, Path], *, type_only: bool = True) -> dict[str, set[str]]:
     """module -> the actsagent modules it imports (``from pkg import mod`` names the module ``pkg.mod``);
     ``type_only=False`` leaves out the imports under ``if TYPE_CHECKING:``."""
+
     def known(name: str) -> str | None:
         while name and name not in modules:
             name = name.rpartition(".")[0]
@@ -100,8 +116,9 @@ def _import_graph(modules: dict[str, Path], *, type_only: bool = True) -> dict[s
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _layer(module: str) -> int:
@@ -181,8 +198,9 @@ def test_the_graph_is_read_from_the_source(graph):
 
 
 def test_type_checking_imports_are_dependencies_but_never_run(graph, runtime_graph):
-    typed = {(a, b) for a, deps in graph.items() for b in deps} - {(a, b) for a, deps in runtime_graph.items()
-                                                                    for b in deps}
+    typed = {(a, b) for a, deps in graph.items() for b in deps} - {
+        (a, b) for a, deps in runtime_graph.items() for b in deps
+    }
     assert ("actsagent.tools._scenarios", "actsagent.tools._context") in typed  # under TYPE_CHECKING there
     assert all(b in graph[a] for a, deps in runtime_graph.items() for b in deps)
 
@@ -196,8 +214,12 @@ def test_there_are_no_import_cycles(runtime_graph):
 
 
 def test_no_module_imports_a_higher_layer(graph):
-    upward = sorted(f"{a} (layer {_layer(a)}) imports {b} (layer {_layer(b)})"
-                    for a, deps in graph.items() for b in deps if _layer(b) > _layer(a))
+    upward = sorted(
+        f"{a} (layer {_layer(a)}) imports {b} (layer {_layer(b)})"
+        for a, deps in graph.items()
+        for b in deps
+        if _layer(b) > _layer(a)
+    )
     assert not upward, "imports pointing up the layers:\n" + "\n".join(upward)
 
 

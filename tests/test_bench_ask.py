@@ -59,9 +59,16 @@ def script_for(answers: dict[str, str], seen: list[str]):
             return {"sql": answer_sql(text), "explanation": "scripted"}
         if name == "PlannerReply":
             if "Phase: initial" in text:
-                return {"reason": "run the draft, then answer", "cursor": "r",
-                        "plan": {"id": "r", "tool": "run_sql", "description": "run the draft",
-                                 "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}]}}
+                return {
+                    "reason": "run the draft, then answer",
+                    "cursor": "r",
+                    "plan": {
+                        "id": "r",
+                        "tool": "run_sql",
+                        "description": "run the draft",
+                        "children": [{"id": "g", "tool": "generate_sql", "description": "answer"}],
+                    },
+                }
             m = re.search(r'set "cursor" to one of (\[.*?\])', text)
             if "Phase: select" in text and m:
                 return {"cursor": json.loads(m.group(1))[0]}
@@ -107,8 +114,9 @@ def test_tree_mode_with_postgres_and_the_knowledge_base_on_the_degraded_set(tmp_
     answers = {qs[0].question: qs[0].gold_sql, qs[1].question: "SELECT 42", qs[2].question: qs[2].gold_sql}
     seen: list[str] = []
     model = ScriptedChatModel(script_for(answers, seen))
-    cfg = ba.AskConfig(bench="spider_dev", engine="postgres", mode="tree", variant="degraded", kb=True, kb_budget=900,
-                       idx=list(IDX))
+    cfg = ba.AskConfig(
+        bench="spider_dev", engine="postgres", mode="tree", variant="degraded", kb=True, kb_budget=900, idx=list(IDX)
+    )
     records, _ = ba.run_bench(cfg, model=model, out=tmp_path, degraded_dir=tmp_path / "degraded")
     by = {r["idx"]: r for r in records}
     assert [by[q.idx]["outcome"] for q in qs] == ["match", "wrong_result", "match"]
@@ -123,8 +131,12 @@ def test_tree_mode_with_postgres_and_the_knowledge_base_on_the_degraded_set(tmp_
 def test_bad_configurations_are_refused(tmp_path):
     from actsagent.errors import UserError
 
-    for bad in ({"mode": "fast"}, {"engine": "mysql"}, {"hints": True},
-                {"bench": "bird_dev", "variant": "degraded", "hints": True}):
+    for bad in (
+        {"mode": "fast"},
+        {"engine": "mysql"},
+        {"hints": True},
+        {"bench": "bird_dev", "variant": "degraded", "hints": True},
+    ):
         with pytest.raises(UserError):
             ba.run_bench(ba.AskConfig(**bad), model=ScriptedChatModel([]), out=tmp_path)
     with pytest.raises(UserError, match="needs an LLM"):

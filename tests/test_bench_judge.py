@@ -13,13 +13,13 @@ import importlib.util
 import json
 from pathlib import Path
 
+from bench_judge_script import FIXTURES, JUDGE, SCORER_PASSES, SYSTEM, TASK_IDS
+from test_birdcritic_runner import _root_with, _task_row
+
 from actsagent.birdcritic.judge_bench import draw, gold_passing, judge_figures, judged_candidates
 from actsagent.birdcritic.tasks import PublicTask
 from actsagent.graphs.models import AgentRun
 from actsagent.graphs.tree import PlanNode, PlanTree
-
-from bench_judge_script import FIXTURES, JUDGE, SCORER_PASSES, SYSTEM, TASK_IDS
-from test_birdcritic_runner import _root_with, _task_row
 
 BENCH = Path(__file__).resolve().parents[1] / "evals" / "bench_judge.py"
 
@@ -32,8 +32,21 @@ def _bench():
 
 
 def _replay(out: Path) -> int:
-    return _bench().main(["--system", SYSTEM, "--ids", ",".join(TASK_IDS), "--cache", "replay_only",
-                          "--cache-dir", str(FIXTURES), "--out", str(out), "--no-progress"])
+    return _bench().main(
+        [
+            "--system",
+            SYSTEM,
+            "--ids",
+            ",".join(TASK_IDS),
+            "--cache",
+            "replay_only",
+            "--cache-dir",
+            str(FIXTURES),
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
 
 
 def _lines(out: Path) -> list[dict]:
@@ -98,8 +111,9 @@ def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp
 def test_a_log_of_another_system_and_bad_options_are_refused(tmp_path, capsys):
     out = tmp_path / "judge"
     out.mkdir()
-    (out / "bench_judge.jsonl").write_text(json.dumps({"instance_id": 1, "system": "issue_sql",
-                                                       "status": "done"}) + "\n")
+    (out / "bench_judge.jsonl").write_text(
+        json.dumps({"instance_id": 1, "system": "issue_sql", "status": "done"}) + "\n"
+    )
     assert _replay(out) == 1
     assert "holds results of issue_sql" in capsys.readouterr().err
     bench = _bench()
@@ -109,22 +123,40 @@ def test_a_log_of_another_system_and_bad_options_are_refused(tmp_path, capsys):
 
 
 def _node(nid: str, order: int | None, verdict: dict | None, sql, tool: str = "generate_sql") -> PlanNode:
-    return PlanNode(id=nid, tool=tool, order=order, status="done", verdict=verdict,
-                    output={"sql": sql} if sql is not None else None)
+    return PlanNode(
+        id=nid, tool=tool, order=order, status="done", verdict=verdict, output={"sql": sql} if sql is not None else None
+    )
 
 
 def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
-    verdict = {"passed": False, "method": "llm", "semantic_score": 4.2, "entailment_score": 3.0,
-               "scores": {"columns": {"score": 4, "reason": "x"}, "issues": ["not a dimension"]},
-               "reasons": ["columns: x"], "summary": "FAIL"}
-    tree = PlanTree(nodes={
-        "n0": _node("n0", 1, None, None, tool="detect_ambiguities"),
-        "n2": _node("n2", 3, {"passed": True, "method": "execution_only"}, ["UPDATE t SET a = 1", "SELECT a FROM t"]),
-        "n1": _node("n1", 2, verdict, "SELECT 1"),
-        "n3": _node("n3", 4, {"passed": "yes"}, "SELECT 2"),  # not a verdict: ignored
-        "n4": PlanNode(id="n4", tool="run_sql", order=5, status="done", input={"sql": "SELECT 3"},
-                       verdict={"passed": True, "method": "verify"}),  # a future verifying node: SQL from its input
-    }, root="n0")
+    verdict = {
+        "passed": False,
+        "method": "llm",
+        "semantic_score": 4.2,
+        "entailment_score": 3.0,
+        "scores": {"columns": {"score": 4, "reason": "x"}, "issues": ["not a dimension"]},
+        "reasons": ["columns: x"],
+        "summary": "FAIL",
+    }
+    tree = PlanTree(
+        nodes={
+            "n0": _node("n0", 1, None, None, tool="detect_ambiguities"),
+            "n2": _node(
+                "n2", 3, {"passed": True, "method": "execution_only"}, ["UPDATE t SET a = 1", "SELECT a FROM t"]
+            ),
+            "n1": _node("n1", 2, verdict, "SELECT 1"),
+            "n3": _node("n3", 4, {"passed": "yes"}, "SELECT 2"),  # not a verdict: ignored
+            "n4": PlanNode(
+                id="n4",
+                tool="run_sql",
+                order=5,
+                status="done",
+                input={"sql": "SELECT 3"},
+                verdict={"passed": True, "method": "verify"},
+            ),  # a future verifying node: SQL from its input
+        },
+        root="n0",
+    )
     run = AgentRun(status="solved", tree=tree, final_node="n2")
     cands = judged_candidates(run)
     assert [c.node for c in cands] == ["n1", "n2", "n4"]
@@ -164,7 +196,6 @@ def test_the_draw_takes_only_eligible_tasks_and_is_seeded():
 
 
 def test_gold_passing_finds_the_tasks_whose_gold_passes(tmp_path):
-    rows = [_task_row(3), _task_row(4, sol_sql=["SELECT no_such_column FROM customers"]),
-            _task_row(5)]
+    rows = [_task_row(3), _task_row(4, sol_sql=["SELECT no_such_column FROM customers"]), _task_row(5)]
     root = _root_with(tmp_path, rows)
     assert gold_passing("flash", tmp_path / "gold", root=root, workers=1, progress=False) == {"3", "5"}

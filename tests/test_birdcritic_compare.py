@@ -26,8 +26,9 @@ def runs(tmp_path_factory, pg_admin_url) -> dict[str, Path]:
     run_benchmark("flash", IssueSqlSystem(), out["issue"], ids=IDS, workers=2, progress=False)
     run_benchmark("flash", BaselineSystem(BASELINE, "flash"), out["opus"], ids=IDS, workers=2, progress=False)
     shutil.copytree(out["opus"], out["opus_more"])  # the same run, then two more tasks: a different task set
-    run_benchmark("flash", BaselineSystem(BASELINE, "flash"), out["opus_more"], ids=[*IDS, "0", "2"], workers=2,
-                  progress=False)
+    run_benchmark(
+        "flash", BaselineSystem(BASELINE, "flash"), out["opus_more"], ids=[*IDS, "0", "2"], workers=2, progress=False
+    )
     return out
 
 
@@ -68,8 +69,9 @@ def test_different_task_sets_are_compared_on_the_shared_tasks_with_a_warning(run
 def test_cli_prints_writes_report_and_plot(runs, tmp_path):
     cli = CliRunner()
     out = tmp_path / "cmp"
-    res = cli.invoke(app, ["birdcritic", "compare", str(runs["issue"]), str(runs["opus_more"]), "--out", str(out),
-                           "--json"])
+    res = cli.invoke(
+        app, ["birdcritic", "compare", str(runs["issue"]), str(runs["opus_more"]), "--out", str(out), "--json"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["tasks_compared"] == len(IDS) and [r["label"] for r in data["runs"]] == ["issue_sql", "opus_more"]
@@ -88,7 +90,7 @@ def test_bad_inputs_are_one_clear_error(runs, tmp_path):
     with pytest.raises(UserError, match="not a run folder"):
         compare([runs["issue"], tmp_path / "nope"])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(UserError, match="no results.jsonl"):
+    with pytest.raises(UserError, match=r"no results\.jsonl"):
         compare([runs["issue"], tmp_path / "empty"])
     with pytest.raises(UserError, match="more than once"):
         compare([runs["issue"], runs["issue"]])
@@ -96,11 +98,14 @@ def test_bad_inputs_are_one_clear_error(runs, tmp_path):
     odd = tmp_path / "[bold]odd"
     odd.mkdir()
     good = (runs["issue"] / "results.jsonl").read_text()
-    (odd / "results.jsonl").write_text(good + '[1, 2]\n{"instance_id": null}\n{"instance_id": {"a": 1}}\n'
-                                       '{"instance_id": "x", "tokens": -5}\nnot json\n')
+    (odd / "results.jsonl").write_text(
+        good + '[1, 2]\n{"instance_id": null}\n{"instance_id": {"a": 1}}\n'
+        '{"instance_id": "x", "tokens": -5}\nnot json\n'
+    )
     run = load_run(odd)
     assert run.skipped_lines == 4 and len(run.records) == len(IDS)
-    res = CliRunner().invoke(app, ["birdcritic", "compare", str(runs["issue"]), str(odd), "--out",
-                                   str(tmp_path / "c2")])
+    res = CliRunner().invoke(
+        app, ["birdcritic", "compare", str(runs["issue"]), str(odd), "--out", str(tmp_path / "c2")]
+    )
     assert res.exit_code == 0, res.output
     assert "[bold]odd" in res.stdout and "4 line(s)" in res.stderr

@@ -45,13 +45,23 @@ def _root_with(tmp_path: Path, rows: list[dict]) -> Path:
 
 
 def _task_row(i: int, **kw) -> dict:
-    row = {"dialect": "PostgreSQL", "version": "14.12", "instance_id": i, "db_id": "debit_card_specializing",
-           "query": f"How many customers have an id above {i}?",
-           "issue_sql": [f"SELECT count(*) FROM customer WHERE customerid > {i}"],
-           "preprocess_sql": [], "clean_up_sql": [], "category": "Query", "efficiency": False,
-           "sol_sql": [f"SELECT count(*) FROM customers WHERE customerid > {i}"],
-           "test_cases": ["def test_case(pred_sqls, sol_sqls, db_name, conn):\n"
-                          "    assert ex_base(pred_sqls, sol_sqls, db_name, conn) == 1\n"]}
+    row = {
+        "dialect": "PostgreSQL",
+        "version": "14.12",
+        "instance_id": i,
+        "db_id": "debit_card_specializing",
+        "query": f"How many customers have an id above {i}?",
+        "issue_sql": [f"SELECT count(*) FROM customer WHERE customerid > {i}"],
+        "preprocess_sql": [],
+        "clean_up_sql": [],
+        "category": "Query",
+        "efficiency": False,
+        "sol_sql": [f"SELECT count(*) FROM customers WHERE customerid > {i}"],
+        "test_cases": [
+            "def test_case(pred_sqls, sol_sqls, db_name, conn):\n"
+            "    assert ex_base(pred_sqls, sol_sqls, db_name, conn) == 1\n"
+        ],
+    }
     return row | kw
 
 
@@ -68,8 +78,7 @@ def test_issue_sql_on_flash_tasks_matches_the_reference_run(tmp_path):
     assert {i for i in ids if recs[i]["passed"]} == {"6", "10"}
     assert recs["2"]["score_status"] == "pred_error" and "syntax error" in recs["2"]["messages"][0]
     assert report.summary["passed"] == 2 and report.summary["tasks"] == 5
-    for name in ("summary.json", "summary.md", "accuracy_by_category.png", "time_per_task.png",
-                 "tokens_per_task.png"):
+    for name in ("summary.json", "summary.md", "accuracy_by_category.png", "time_per_task.png", "tokens_per_task.png"):
         assert (tmp_path / "out" / name).stat().st_size > 0
     assert "Accuracy by category" in (tmp_path / "out" / "summary.md").read_text()
 
@@ -87,18 +96,29 @@ class ScriptedFixes:
         probe = db.execute("SELECT attend FROM attendance LIMIT 1") if task.instance_id == "10" else None
         self.seen.append((task.instance_id, probe is None or probe.ok, db.name))
         assert db.writable and "Table" in schema_text
-        fixes = {"1": ["SELECT to_char(CreationDate, 'FMHH24:MI:SS') FROM comments;"],
-                 "10": ["INSERT INTO attendance (link_to_event, link_to_member, attend) VALUES "
-                        "('recEVTik3MlqbvLFi', 'rec280Sk7o31iG0Tx', 1) ON CONFLICT (link_to_event, link_to_member) "
-                        "DO UPDATE SET attend = 1"]}
+        fixes = {
+            "1": ["SELECT to_char(CreationDate, 'FMHH24:MI:SS') FROM comments;"],
+            "10": [
+                "INSERT INTO attendance (link_to_event, link_to_member, attend) VALUES "
+                "('recEVTik3MlqbvLFi', 'rec280Sk7o31iG0Tx', 1) ON CONFLICT (link_to_event, link_to_member) "
+                "DO UPDATE SET attend = 1"
+            ],
+        }
         return SystemOutput(pred_sqls=fixes.get(task.instance_id, list(task.issue_sql)), llm_calls=1, tokens=10)
 
 
 def test_resume_accepts_ids_written_as_text_by_earlier_runs(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    old = {"instance_id": "6", "db_id": "student_club", "category": "Query", "system": "issue_sql",
-           "status": "passed", "passed": True, "total_s": 0.0}
+    old = {
+        "instance_id": "6",
+        "db_id": "student_club",
+        "category": "Query",
+        "system": "issue_sql",
+        "status": "passed",
+        "passed": True,
+        "total_s": 0.0,
+    }
     (out / "results.jsonl").write_text(json.dumps(old) + "\n")
     report = run_benchmark("flash", IssueSqlSystem(), out, ids=["6", "10"], workers=1, progress=False)
     recs = _records(out)
@@ -139,11 +159,18 @@ class Spy:
 
 
 def test_runner_cannot_leak_answers_to_the_system(tmp_path):
-    rows = [_task_row(i, sol_sql=[f"SELECT count(*) /* {CANARY} */ FROM customers WHERE customerid > {i}"],
-                      test_cases=[f"# {CANARY}\ndef test_case(pred_sqls, sol_sqls, db_name, conn):\n"
-                                  f"    assert '{CANARY}' in sol_sqls[0]\n"
-                                  "    assert ex_base(pred_sqls, sol_sqls, db_name, conn) == 1\n"])
-            for i in (3, 4)]
+    rows = [
+        _task_row(
+            i,
+            sol_sql=[f"SELECT count(*) /* {CANARY} */ FROM customers WHERE customerid > {i}"],
+            test_cases=[
+                f"# {CANARY}\ndef test_case(pred_sqls, sol_sqls, db_name, conn):\n"
+                f"    assert '{CANARY}' in sol_sqls[0]\n"
+                "    assert ex_base(pred_sqls, sol_sqls, db_name, conn) == 1\n"
+            ],
+        )
+        for i in (3, 4)
+    ]
     spy = Spy()
     run_benchmark("flash", spy, tmp_path / "out", workers=1, progress=False, root=_root_with(tmp_path, rows))
     assert spy.received and not any(CANARY in text for text in spy.received)
@@ -181,8 +208,12 @@ def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
     first_calls, second_calls = tmp_path / "calls1.txt", tmp_path / "calls2.txt"
-    child = subprocess.Popen([sys.executable, str(script), str(root), str(out), "0.7", str(first_calls)],
-                             start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(root), str(out), "0.7", str(first_calls)],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 120
     results = out / "results.jsonl"
     while time.time() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 3):
@@ -192,8 +223,12 @@ def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
     child.wait()
     done_before = [str(json.loads(x)["instance_id"]) for x in results.read_text().splitlines() if x.endswith("}")]
     assert 3 <= len(done_before) < 10
-    subprocess.run([sys.executable, str(script), str(root), str(out), "0", str(second_calls)], check=True,
-                   timeout=300, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(script), str(root), str(out), "0", str(second_calls)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     ids = [r["instance_id"] for r in _records(out)]
     assert sorted(ids) == list(range(10))  # every task exactly once, with the task file's (int) ids
     resumed = second_calls.read_text().split()
@@ -201,8 +236,12 @@ def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
     assert sorted(resumed + done_before, key=int) == [str(i) for i in range(10)]
     assert all(r["passed"] for r in _records(out))
     with psycopg.connect(pg_admin_url) as conn:
-        orphans = [r[0] for r in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                              [f"{COPY_PREFIX}{child.pid}_%"])]
+        orphans = [
+            r[0]
+            for r in conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{COPY_PREFIX}{child.pid}_%"]
+            )
+        ]
     assert orphans == []  # copies left by the killed process were dropped on resume
 
 

@@ -8,8 +8,9 @@ from actsagent.birdcritic.templates import ensure_template, needed_extensions, s
 def test_needed_extensions_from_task_text():
     assert needed_extensions(["SELECT first_value(bank) OVER w FROM trans"]) == set()  # not ST_ (PostGIS)
     assert needed_extensions(["SELECT ST_Distance(a, b)", "x::geography"]) == {"postgis"}
-    assert needed_extensions(['CREATE EXTENSION IF NOT EXISTS "uuid-ossp";', "id uuid DEFAULT uuid_generate_v4()"]) \
-        == {"uuid-ossp"}
+    assert needed_extensions(['CREATE EXTENSION IF NOT EXISTS "uuid-ossp";', "id uuid DEFAULT uuid_generate_v4()"]) == {
+        "uuid-ossp"
+    }
     assert needed_extensions(["SELECT * FROM crosstab('select 1')"]) == {"tablefunc"}
     assert needed_extensions(["SELECT xmlagg(xmlelement(name a, x)) FROM t"]) == {"xml"}
     assert needed_extensions(["CREATE EXTENSION plpgsql", "SELECT gen_random_uuid()"]) == set()  # core

@@ -10,12 +10,12 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from actsagent.cli import app
+from actsagent.cli.chat import ChatSession
 from actsagent.demo import ensure_demo
 from actsagent.web.agent_bridge import AgentBridge
 from actsagent.web.answer import Answerer
 from actsagent.web.flow import DatabaseHandle, Flow
 from actsagent.web.store import ConversationStore
-from actsagent.cli.chat import ChatSession
 
 runner = CliRunner()
 
@@ -38,12 +38,22 @@ def test_chat_streams_steps_sql_rows_and_asks_back(tmp_path):
     out = io.StringIO()
     console = Console(file=out, width=140, color_system=None)
     store = ConversationStore(tmp_path / "c.sqlite")
-    session = ChatSession(Flow(DatabaseHandle(db), AgentBridge(model), Answerer(model)), store, console,
-                          read=_feed(["How many orders per status?",
-                                      "What is the revenue per product category?", "2",
-                                      "/run SELECT count(*) AS n",
-                                      "FROM customers;",
-                                      "/bogus", "/quit"]))
+    session = ChatSession(
+        Flow(DatabaseHandle(db), AgentBridge(model), Answerer(model)),
+        store,
+        console,
+        read=_feed(
+            [
+                "How many orders per status?",
+                "What is the revenue per product category?",
+                "2",
+                "/run SELECT count(*) AS n",
+                "FROM customers;",
+                "/bogus",
+                "/quit",
+            ]
+        ),
+    )
     failures = session.run()
     text = out.getvalue()
     assert failures == 0, text
@@ -73,11 +83,14 @@ def test_chat_streams_steps_sql_rows_and_asks_back(tmp_path):
 
 
 def test_chat_command_without_llm(sqlite_db, tmp_path):
-    res = runner.invoke(app, ["chat", "--db", str(sqlite_db.path), "--store", str(tmp_path / "c.sqlite")],
-                        input="/run SELECT name, country FROM customers ORDER BY id;\n"
-                              "Who spent the most?\n"
-                              "/run DROP TABLE orders;\n"
-                              "/quit\n")
+    res = runner.invoke(
+        app,
+        ["chat", "--db", str(sqlite_db.path), "--store", str(tmp_path / "c.sqlite")],
+        input="/run SELECT name, country FROM customers ORDER BY id;\n"
+        "Who spent the most?\n"
+        "/run DROP TABLE orders;\n"
+        "/quit\n",
+    )
     out = res.output
     assert "No LLM is configured" in out
     assert "Ada" in out and "Chloe" in out and "3 row(s)" in out
@@ -89,9 +102,9 @@ def test_chat_command_without_llm(sqlite_db, tmp_path):
 
 
 def test_bad_database_and_unsafe_bind_are_clear_errors(tmp_path):
-    from actsagent.cli._common import run_app
-
     import sys
+
+    from actsagent.cli._common import run_app
 
     argv = sys.argv
     try:

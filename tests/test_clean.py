@@ -66,21 +66,38 @@ def test_gate_refuses_repairs_that_change_meaning():
     from actsagent.safeql import Edit, RefineResult
 
     gate = Cleaner()._gate
-    near = RefineResult(status="refined", original_sql="SELECT nme FROM customers",
-                        refined_sql="SELECT name FROM customers",
-                        edits=[Edit(operator="attribute", reason="r", before="nme", after="name", embed_distance=0.29)])
-    far = near.model_copy(update={"edits": [Edit(operator="relation", reason="r", before="shipments", after="orders",
-                                                 embed_distance=0.9)]})
-    cut = RefineResult(status="refined", original_sql="SELECT COUNT(*) FROM order", refined_sql="SELECT COUNT(*)",
-                       edits=[Edit(operator="attribute", reason="r", before="x", after="x", embed_distance=0.2)])
-    joined = near.model_copy(update={"edits": [Edit(operator="join", reason="r", before="country",
-                                                    after="singer.Country", embed_distance=0.0)]})
-    moved = near.model_copy(update={"edits": [Edit(operator="attribute", reason="r", before="T2.Name",
-                                                   after="T1.Name", embed_distance=0.0)]})
+    near = RefineResult(
+        status="refined",
+        original_sql="SELECT nme FROM customers",
+        refined_sql="SELECT name FROM customers",
+        edits=[Edit(operator="attribute", reason="r", before="nme", after="name", embed_distance=0.29)],
+    )
+    far = near.model_copy(
+        update={
+            "edits": [Edit(operator="relation", reason="r", before="shipments", after="orders", embed_distance=0.9)]
+        }
+    )
+    cut = RefineResult(
+        status="refined",
+        original_sql="SELECT COUNT(*) FROM order",
+        refined_sql="SELECT COUNT(*)",
+        edits=[Edit(operator="attribute", reason="r", before="x", after="x", embed_distance=0.2)],
+    )
+    joined = near.model_copy(
+        update={
+            "edits": [Edit(operator="join", reason="r", before="country", after="singer.Country", embed_distance=0.0)]
+        }
+    )
+    moved = near.model_copy(
+        update={
+            "edits": [Edit(operator="attribute", reason="r", before="T2.Name", after="T1.Name", embed_distance=0.0)]
+        }
+    )
     assert gate(near.original_sql, near, "sqlite") is None
     assert "not a spelling fix" in gate(far.original_sql, far, "sqlite")
-    typo_far = near.model_copy(update={"edits": [Edit(operator="attribute", reason="r", before="nme", after="name",
-                                                      embed_distance=0.9)]})
+    typo_far = near.model_copy(
+        update={"edits": [Edit(operator="attribute", reason="r", before="nme", after="name", embed_distance=0.9)]}
+    )
     assert "changes meaning" in gate(typo_far.original_sql, typo_far, "sqlite")  # embedding distance too
     assert "drops a table" in gate(cut.original_sql, cut, "sqlite")
     assert "needs a judge" in gate(joined.original_sql, joined, "sqlite")
@@ -97,7 +114,7 @@ def test_bad_input_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="is a folder"):
         read_pairs(tmp_path)
     (tmp_path / "x.txt").write_text("x")
-    with pytest.raises(UserError, match=".jsonl or .csv"):
+    with pytest.raises(UserError, match=r"\.jsonl or \.csv"):
         read_pairs(tmp_path / "x.txt")
 
 
@@ -110,18 +127,24 @@ def _sqlite_bytes(tmp_path) -> bytes:
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("name,content,message", [
-    ("db.jsonl", "sqlite", "not a JSONL file of pairs (binary data)"),
-    ("db.csv", "sqlite", "not a CSV file of pairs (binary data)"),
-    ("latin1.jsonl", "caf\xe9\n".encode("latin-1"), "not a JSONL file of pairs (line 1: not UTF-8 text (byte 0xe9"),
-    ("table.jsonl", b"question,sql\nq,SELECT 1\n", "not a JSONL file of pairs (line 1: not JSON"),
-    ("arrays.jsonl", b"[1, 2]\n[3]\n", "not a JSONL file of pairs (line 1: a list, not a JSON object)"),
-    ("other.csv", b"name,age\nAda,36\n", "the header has no question or sql column; found 'name', 'age'"),
-    ("empty.jsonl", b"\n\n", "no pairs in the file"),
-    ("empty.csv", b"question,sql,db\n", "no pairs in the file"),
-    ("dup.jsonl", b'{"id": 1, "question": "q", "sql": "s", "db": "d"}\n{"id": "1", "question": "q", "sql": "s"}\n',
-     "ids are not unique ('1')"),
-])
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("db.jsonl", "sqlite", "not a JSONL file of pairs (binary data)"),
+        ("db.csv", "sqlite", "not a CSV file of pairs (binary data)"),
+        ("latin1.jsonl", "caf\xe9\n".encode("latin-1"), "not a JSONL file of pairs (line 1: not UTF-8 text (byte 0xe9"),
+        ("table.jsonl", b"question,sql\nq,SELECT 1\n", "not a JSONL file of pairs (line 1: not JSON"),
+        ("arrays.jsonl", b"[1, 2]\n[3]\n", "not a JSONL file of pairs (line 1: a list, not a JSON object)"),
+        ("other.csv", b"name,age\nAda,36\n", "the header has no question or sql column; found 'name', 'age'"),
+        ("empty.jsonl", b"\n\n", "no pairs in the file"),
+        ("empty.csv", b"question,sql,db\n", "no pairs in the file"),
+        (
+            "dup.jsonl",
+            b'{"id": 1, "question": "q", "sql": "s", "db": "d"}\n{"id": "1", "question": "q", "sql": "s"}\n',
+            "ids are not unique ('1')",
+        ),
+    ],
+)
 def test_files_that_are_not_pairs_stop_with_one_line(tmp_path, name, content, message):
     from actsagent.cli import app
     from actsagent.cli._common import run_app
@@ -177,7 +200,7 @@ def test_bad_rows_are_rejected_one_by_one_and_the_batch_resumes(tmp_path, sqlite
         "q_bool": "bad input: line 6: question is a boolean, not text",
         "corrupt": f"database unavailable: cannot open SQLite file {tmp_path / 'corrupt.sqlite'}: file is not a database",
         "cut": f"database unavailable: cannot open SQLite file {tmp_path / 'cut.sqlite'}: "
-               "database disk image is malformed",
+        "database disk image is malformed",
         "missing_db": "database unavailable: SQLite database not found: not-there.sqlite",
         "surrogate": "bad input: line 10: sql is not UTF-8 text",
         "nul_db": "bad input: line 11: db has control characters: not a path, URL or database name",
@@ -236,8 +259,12 @@ def test_cli_reports_bad_input_with_non_zero_exit(tmp_path):
     from pathlib import Path
 
     exe = Path(sys.executable).parent / "actsagent"
-    proc = subprocess.run([str(exe), "clean", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o.jsonl"),
-                           "--no-llm"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(exe), "clean", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o.jsonl"), "--no-llm"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "input file not found" in proc.stderr
 
 
@@ -249,15 +276,26 @@ def test_clean_with_a_scripted_llm_uses_the_agent_repair_and_judge(tmp_path, pg_
     def script(messages, role, response_model):
         name = response_model.__name__
         if name == "PlannerReply":
-            return {"cursor": "r", "plan": {"id": "r", "tool": "run_sql",
-                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+            return {
+                "cursor": "r",
+                "plan": {"id": "r", "tool": "run_sql", "children": [{"id": "g", "tool": "generate_sql"}]},
+            }
         if name == "GeneratedSQL":
             return {"sql": "SELECT name FROM customers WHERE country = 'DE'"}
         return scores(9)
 
     src = tmp_path / "pairs.jsonl"
-    _write_jsonl(src, [{"id": "de", "question": "Names of German customers",
-                        "sql": "SELECT nme FROM customers WHERE country = 'DE'", "db": pg_db.url}])
+    _write_jsonl(
+        src,
+        [
+            {
+                "id": "de",
+                "question": "Names of German customers",
+                "sql": "SELECT nme FROM customers WHERE country = 'DE'",
+                "db": pg_db.url,
+            }
+        ],
+    )
     out = tmp_path / "v.jsonl"
     model = ScriptedChatModel(script)
     report = clean_file(src, out, workers=1, use_llm=True, model=model, progress=False)
@@ -278,8 +316,17 @@ def test_a_model_that_is_down_stops_the_batch_and_a_rerun_resumes(tmp_path, sqli
         raise LLMUnavailable("the provider failed after 3 retries")
 
     src = tmp_path / "pairs.jsonl"
-    _write_jsonl(src, [{"id": "a", "question": "Names of all customers", "sql": "SELECT nme FROM customers",
-                        "db": str(sqlite_db.path)}])
+    _write_jsonl(
+        src,
+        [
+            {
+                "id": "a",
+                "question": "Names of all customers",
+                "sql": "SELECT nme FROM customers",
+                "db": str(sqlite_db.path),
+            }
+        ],
+    )
     out = tmp_path / "v.jsonl"
     with pytest.raises(LLMUnavailable, match="after 3 retries"):
         clean_file(src, out, workers=1, use_llm=True, model=ScriptedChatModel(down), progress=False)

@@ -33,9 +33,9 @@ def test_schema_json_and_text(shop_file):
 
 
 def test_missing_database_is_a_clear_error(tmp_path):
-    from actsagent.cli._common import run_app
-
     import sys
+
+    from actsagent.cli._common import run_app
 
     argv = sys.argv
     sys.argv = ["actsagent", "schema", "--db", str(tmp_path / "nope.sqlite")]

@@ -8,9 +8,8 @@ import hashlib
 import json
 
 import psycopg
-from typer.testing import CliRunner
-
 from hostile_corpus import load_corpus
+from typer.testing import CliRunner
 
 from actsagent.cli import app
 
@@ -24,11 +23,16 @@ def _targets(pg_db, sqlite_db) -> dict[str, str]:
 def _state(pg_db, sqlite_db) -> tuple:
     """What a statement that got through could have changed: data, relations, roles, the SQLite folder."""
     with psycopg.connect(pg_db.url) as conn:
-        pg = tuple(conn.execute(q).fetchall() for q in (
-            "SELECT * FROM customers ORDER BY id", "SELECT * FROM orders ORDER BY id",
-            "SELECT relname, relkind FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY 1",
-            "SELECT rolname, rolsuper, rolcanlogin FROM pg_roles ORDER BY 1",
-            "SELECT count(*) FROM pg_proc"))
+        pg = tuple(
+            conn.execute(q).fetchall()
+            for q in (
+                "SELECT * FROM customers ORDER BY id",
+                "SELECT * FROM orders ORDER BY id",
+                "SELECT relname, relkind FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY 1",
+                "SELECT rolname, rolsuper, rolcanlogin FROM pg_roles ORDER BY 1",
+                "SELECT count(*) FROM pg_proc",
+            )
+        )
     folder = sqlite_db.path.parent
     files = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in folder.iterdir() if p.is_file())
     return pg, files
@@ -61,8 +65,10 @@ def test_hostile_corpus_through_one_clean_batch(tmp_path, pg_db, sqlite_db):
     src = tmp_path / "batch" / "hostile.jsonl"
     with src.open("w", encoding="utf-8") as f:
         for i, (file, dialect, sql) in enumerate(corpus):
-            f.write(json.dumps({"id": f"{file}:{i}", "question": "Show me the data", "sql": sql,
-                                "db": targets[dialect]}) + "\n")
+            f.write(
+                json.dumps({"id": f"{file}:{i}", "question": "Show me the data", "sql": sql, "db": targets[dialect]})
+                + "\n"
+            )
     before = _state(pg_db, sqlite_db)
     out = tmp_path / "batch" / "verdicts.jsonl"
     res = runner.invoke(app, ["clean", str(src), "--out", str(out), "--no-llm", "--workers", "2", "--json"])
@@ -71,9 +77,13 @@ def test_hostile_corpus_through_one_clean_batch(tmp_path, pg_db, sqlite_db):
     assert len(records) == len(corpus) and json.loads(res.stdout)["rejected"] == len(corpus)
     not_rejected = [(r["id"], r["verdict"], r["original_sql"]) for r in records if r["verdict"] != "rejected"]
     assert not_rejected == []
-    executed = [(r["id"], r["original_sql"]) for r in records
-                if (r["evidence"].get("execution") or {}).get("ok")
-                or (r["evidence"].get("repaired_execution") or {}).get("ok") or r.get("repaired_sql")]
+    executed = [
+        (r["id"], r["original_sql"])
+        for r in records
+        if (r["evidence"].get("execution") or {}).get("ok")
+        or (r["evidence"].get("repaired_execution") or {}).get("ok")
+        or r.get("repaired_sql")
+    ]
     assert executed == []
     # refused up front (the guard, or input that is not text), not after a SafeQL repair attempt
     assert {r["reason"].split(":", 1)[0] for r in records} <= {"unsafe", "bad input"}

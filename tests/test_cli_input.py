@@ -18,29 +18,32 @@ def _run(capsys, args: list[str]) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("args,option", [
-    (["sql", "SELECT 1", "--timeout", "0"], "--timeout"),
-    (["sql", "SELECT 1", "--timeout", "-1"], "--timeout"),
-    (["sql", "SELECT 1", "--timeout", "nan"], "--timeout"),
-    (["sql", "SELECT 1", "--timeout", "inf"], "--timeout"),
-    (["sql", "SELECT 1", "--timeout", "1e12"], "--timeout"),
-    (["sql", "SELECT 1", "--max-rows", "0"], "--max-rows"),
-    (["sql", "SELECT 1", "--max-rows", "-5"], "--max-rows"),
-    (["sql", "SELECT 1", "--max-rows", "99999999999"], "--max-rows"),
-    (["sql", "SELECT 1", "--max-rows", "many"], "--max-rows"),
-    (["check", "SELECT 1", "--max-rows", "0"], "--max-rows"),
-    (["refine", "SELECT 1", "--time-limit", "nan"], "--time-limit"),
-    (["refine", "SELECT 1", "--alpha", "1.5"], "--alpha"),
-    (["refine", "SELECT 1", "--alpha", "-inf"], "--alpha"),
-    (["refine", "SELECT 1", "--k", "0"], "--k"),
-    (["repair", "-i", "x", "-s", "SELECT 1", "--max-nodes", "-1"], "--max-nodes"),
-    (["ask", "how many?", "--max-nodes", "0"], "--max-nodes"),
-    (["clean", "in.jsonl", "--out", "o.jsonl", "--workers", "0"], "--workers"),
-    (["db", "provision-role", "r", "--timeout", "inf"], "--timeout"),
-    (["db", "provision-role", "r", "--connection-limit", "-1"], "--connection-limit"),
-    (["birdcritic", "run", "--system", "issue_sql", "--out", "o", "--limit", "0"], "--limit"),
-    (["serve", "--port", "70000"], "--port"),
-])
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (["sql", "SELECT 1", "--timeout", "0"], "--timeout"),
+        (["sql", "SELECT 1", "--timeout", "-1"], "--timeout"),
+        (["sql", "SELECT 1", "--timeout", "nan"], "--timeout"),
+        (["sql", "SELECT 1", "--timeout", "inf"], "--timeout"),
+        (["sql", "SELECT 1", "--timeout", "1e12"], "--timeout"),
+        (["sql", "SELECT 1", "--max-rows", "0"], "--max-rows"),
+        (["sql", "SELECT 1", "--max-rows", "-5"], "--max-rows"),
+        (["sql", "SELECT 1", "--max-rows", "99999999999"], "--max-rows"),
+        (["sql", "SELECT 1", "--max-rows", "many"], "--max-rows"),
+        (["check", "SELECT 1", "--max-rows", "0"], "--max-rows"),
+        (["refine", "SELECT 1", "--time-limit", "nan"], "--time-limit"),
+        (["refine", "SELECT 1", "--alpha", "1.5"], "--alpha"),
+        (["refine", "SELECT 1", "--alpha", "-inf"], "--alpha"),
+        (["refine", "SELECT 1", "--k", "0"], "--k"),
+        (["repair", "-i", "x", "-s", "SELECT 1", "--max-nodes", "-1"], "--max-nodes"),
+        (["ask", "how many?", "--max-nodes", "0"], "--max-nodes"),
+        (["clean", "in.jsonl", "--out", "o.jsonl", "--workers", "0"], "--workers"),
+        (["db", "provision-role", "r", "--timeout", "inf"], "--timeout"),
+        (["db", "provision-role", "r", "--connection-limit", "-1"], "--connection-limit"),
+        (["birdcritic", "run", "--system", "issue_sql", "--out", "o", "--limit", "0"], "--limit"),
+        (["serve", "--port", "70000"], "--port"),
+    ],
+)
 def test_bad_numbers_are_one_line_and_exit_2(capsys, args, option):
     code, out, err = _run(capsys, args)
     assert code == 2
@@ -63,8 +66,20 @@ def test_every_option_of_every_command_is_checked():
 
 
 def test_good_numbers_still_run(capsys, sqlite_db):
-    code, out, err = _run(capsys, ["sql", "SELECT name FROM customers ORDER BY id", "--db", str(sqlite_db.path),
-                                   "--timeout", "0.5", "--max-rows", "2", "--json"])
+    code, out, err = _run(
+        capsys,
+        [
+            "sql",
+            "SELECT name FROM customers ORDER BY id",
+            "--db",
+            str(sqlite_db.path),
+            "--timeout",
+            "0.5",
+            "--max-rows",
+            "2",
+            "--json",
+        ],
+    )
     assert code == 0, err
     assert '"Ada"' in out and '"truncated": true' in out
 
@@ -86,9 +101,11 @@ def test_library_errors_and_bugs_are_one_line(capsys, monkeypatch):
 
         Limits(statement_timeout_s=-1)
 
-    for name, code, message in (("user", 1, "error: no such thing: look elsewhere"),
-                                ("bug", 1, "error: unexpected KeyError: 'boom' (a bug: set ACTSAGENT_DEBUG=1"),
-                                ("model", 2, "error: invalid value: statement_timeout_s: Input should be greater than 0")):
+    for name, code, message in (
+        ("user", 1, "error: no such thing: look elsewhere"),
+        ("bug", 1, "error: unexpected KeyError: 'boom' (a bug: set ACTSAGENT_DEBUG=1"),
+        ("model", 2, "error: invalid value: statement_timeout_s: Input should be greater than 0"),
+    ):
         assert run_app(demo, [name]) == code
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith(message), err

@@ -21,7 +21,11 @@ from actsagent.errors import DatabaseUnavailable, UserError
         ("SELECT nme FROM customers", ErrorClass.UNKNOWN_COLUMN, "nme"),
         ("SELECT c.nme FROM customers c", ErrorClass.UNKNOWN_COLUMN, "c.nme"),
         ("SELECT strftime('%Y', created_at) FROM customers", ErrorClass.UNKNOWN_FUNCTION, "strftime"),
-        ("SELECT id FROM customers JOIN orders ON orders.customer_id = customers.id", ErrorClass.AMBIGUOUS_COLUMN, "id"),
+        (
+            "SELECT id FROM customers JOIN orders ON orders.customer_id = customers.id",
+            ErrorClass.AMBIGUOUS_COLUMN,
+            "id",
+        ),
         ("SELECT * FROM customers WHERE id = 'abc'", ErrorClass.TYPE_MISMATCH, "abc"),
         ("SELECT * FROM customers WHERE created_at > 5", ErrorClass.TYPE_MISMATCH, None),
     ],
@@ -40,7 +44,7 @@ def test_postgres_error_position_points_at_offender(pg_db):
     sql = "SELECT name, nme FROM customers"
     res = pg_db.execute(sql)
     assert not res.ok and res.position is not None
-    assert sql[res.position - 1:].startswith("nme")
+    assert sql[res.position - 1 :].startswith("nme")
 
 
 @pytest.mark.parametrize(
@@ -50,7 +54,11 @@ def test_postgres_error_position_points_at_offender(pg_db):
         ("SELECT * FROM customer", ErrorClass.UNKNOWN_RELATION, "customer"),
         ("SELECT nme FROM customers", ErrorClass.UNKNOWN_COLUMN, "nme"),
         ("SELECT to_char(created_at, 'YYYY') FROM customers", ErrorClass.UNKNOWN_FUNCTION, "to_char"),
-        ("SELECT id FROM customers JOIN orders ON orders.customer_id = customers.id", ErrorClass.AMBIGUOUS_COLUMN, "id"),
+        (
+            "SELECT id FROM customers JOIN orders ON orders.customer_id = customers.id",
+            ErrorClass.AMBIGUOUS_COLUMN,
+            "id",
+        ),
     ],
 )
 def test_sqlite_errors_are_classified(sqlite_db, sql, cls, ident):
@@ -81,8 +89,10 @@ def test_timeout_really_stops_a_slow_query(pg_db, sqlite_db):
 
 def test_row_cap_holds_in_the_fetch(pg_db, sqlite_db):
     for db in (pg_db, sqlite_db):
-        res = db.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000) "
-                         "SELECT n FROM r", max_rows=100)
+        res = db.execute(
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000) SELECT n FROM r",
+            max_rows=100,
+        )
         assert res.ok and res.row_count == 100 and res.truncated
         small = db.execute("SELECT 1", max_rows=100)
         assert small.ok and not small.truncated
@@ -168,8 +178,13 @@ def test_schema_introspection(pg_db, sqlite_db):
 
 
 def test_schema_comments_and_cache_refresh(pg_db_factory):
-    db = pg_db_factory(["CREATE TABLE t (a int PRIMARY KEY, b text)", "COMMENT ON TABLE t IS 'tiny table'",
-                        "COMMENT ON COLUMN t.b IS 'free text'"])
+    db = pg_db_factory(
+        [
+            "CREATE TABLE t (a int PRIMARY KEY, b text)",
+            "COMMENT ON TABLE t IS 'tiny table'",
+            "COMMENT ON COLUMN t.b IS 'free text'",
+        ]
+    )
     text = db.schema().render()
     assert "Table t -- tiny table" in text and "-- free text" in text
     with psycopg.connect(db.url, autocommit=True) as conn:
@@ -185,8 +200,10 @@ def test_embedded_demo_database_is_loaded_once():
     db = ensure_demo()
     assert db.user == READER and not db.superuser  # queries run as the read-only role, not the superuser
     assert db.execute("SELECT current_user").rows == [[READER]]
-    counts = {t: db.execute(f"SELECT count(*) FROM {t}").rows[0][0]
-              for t in ("customers", "orders", "order_items", "payments", "product_catalog", "employees")}
+    counts = {
+        t: db.execute(f"SELECT count(*) FROM {t}").rows[0][0]
+        for t in ("customers", "orders", "order_items", "payments", "product_catalog", "employees")
+    }
     assert counts["orders"] == 2500 and counts["customers"] == 400 and sum(counts.values()) > 5000
     again = ensure_demo()
     assert again.execute("SELECT count(*) FROM orders").rows == [[2500]]

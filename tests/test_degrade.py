@@ -94,10 +94,13 @@ def test_rewritten_gold_returns_the_original_rows(shop, tmp_path):
     plan = plan_renames(shop, seed=0, code_share=0.5)
     dst = tmp_path / "d.sqlite"
     write_degraded(shop, dst, plan)
-    qs = [BenchQuestion(bench="spider_dev", idx=i, db_id="concert", question=f"q{i}", gold_sql=s)
-          for i, s in enumerate(GOLD)]
-    qs.append(BenchQuestion(bench="spider_dev", idx=99, db_id="concert", question="broken",
-                            gold_sql="SELECT x FROM rankings"))
+    qs = [
+        BenchQuestion(bench="spider_dev", idx=i, db_id="concert", question=f"q{i}", gold_sql=s)
+        for i, s in enumerate(GOLD)
+    ]
+    qs.append(
+        BenchQuestion(bench="spider_dev", idx=99, db_id="concert", question="broken", gold_sql="SELECT x FROM rankings")
+    )
     out = degrade_questions(qs, shop, dst, plan)
     assert [q.idx for q in out.kept] == list(range(len(GOLD)))
     assert [(d.idx, d.reason.split(":")[0]) for d in out.dropped] == [(99, "gold fails on the original database")]
@@ -132,10 +135,15 @@ def test_sqlnames_resolves_unqualified_and_aliased_columns(shop):
         info = db.schema()
     refs = references(GOLD[4], info, "sqlite")
     assert refs.tables == {"singer", "singer_in_concert", "concert"}
-    assert refs.columns == {("singer", "name"), ("singer", "singer_id"), ("singer_in_concert", "singer_id"),
-                            ("singer_in_concert", "concert_id"), ("concert", "concert_id"), ("concert", "year")}
-    assert references(GOLD[1], info, "sqlite").columns == {("singer", "name"), ("singer", "country"),
-                                                          ("singer", "age")}
+    assert refs.columns == {
+        ("singer", "name"),
+        ("singer", "singer_id"),
+        ("singer_in_concert", "singer_id"),
+        ("singer_in_concert", "concert_id"),
+        ("concert", "concert_id"),
+        ("concert", "year"),
+    }
+    assert references(GOLD[1], info, "sqlite").columns == {("singer", "name"), ("singer", "country"), ("singer", "age")}
     with pytest.raises(SqlNamesError):
         rename("SELECT FROM WHERE", info, "sqlite", tables={}, columns={})
 
@@ -161,7 +169,9 @@ def test_degraded_copy_loads_into_postgres_with_its_foreign_keys(shop, tmp_path,
         new = {t.name: t for t in plan.tables}
         with psycopg.connect(url) as conn:
             s = new["singer"]
-            n = conn.execute(f'SELECT count(*) FROM "{s.new_name}" WHERE "{s.columns["country"]}" = \'France\'').fetchone()
+            n = conn.execute(
+                f'SELECT count(*) FROM "{s.new_name}" WHERE "{s.columns["country"]}" = \'France\''
+            ).fetchone()
             assert n[0] == 2
             refs = conn.execute("SELECT confrelid::regclass::text FROM pg_constraint WHERE contype = 'f'").fetchall()
             assert {r[0].strip('"') for r in refs} == {new["singer"].new_name, new["concert"].new_name}

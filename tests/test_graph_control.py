@@ -6,20 +6,28 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from agent_scripts import NO_CHECKS, failed_of, options_of, phase_of, scores, user_text
 
 from actsagent.agent import repair, resume
 from actsagent.graphs.models import Budget
 from actsagent.llm import ProviderError, ScriptedChatModel
 
-from agent_scripts import NO_CHECKS, failed_of, options_of, phase_of, scores, user_text
-
 INTENT = "Total paid amount per customer name"
 BAD = "SELECT c.name, SUM(o.totl) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name"
-GOOD = ("SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
-        "WHERE o.status = 'paid' GROUP BY c.name ORDER BY c.name")
-SIMPLE_PLAN = {"reason": "run, then write", "cursor": "r",
-               "plan": {"id": "r", "tool": "run_sql", "description": "run it",
-                        "children": [{"id": "g", "tool": "generate_sql", "description": "fix it"}]}}
+GOOD = (
+    "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
+    "WHERE o.status = 'paid' GROUP BY c.name ORDER BY c.name"
+)
+SIMPLE_PLAN = {
+    "reason": "run, then write",
+    "cursor": "r",
+    "plan": {
+        "id": "r",
+        "tool": "run_sql",
+        "description": "run it",
+        "children": [{"id": "g", "tool": "generate_sql", "description": "fix it"}],
+    },
+}
 
 
 def simple(sql: str = GOOD, judge_score: int = 9):
@@ -30,13 +38,17 @@ def simple(sql: str = GOOD, judge_score: int = 9):
         if name == "PlannerReply":
             if phase_of(messages) == "initial":
                 return SIMPLE_PLAN
-            return {"reason": "again", "cursor": "x",
-                    "add": [{"parent": failed_of(messages), "node": {"id": "x", "tool": "generate_sql"}}]}
+            return {
+                "reason": "again",
+                "cursor": "x",
+                "add": [{"parent": failed_of(messages), "node": {"id": "x", "tool": "generate_sql"}}],
+            }
         if name == "GeneratedSQL":
             return {"sql": sql, "rationale": "fix the column and keep paid orders"}
         if name == "JudgeScores":
             return scores(judge_score, "ok" if judge_score > 5 else "wrong")
         raise AssertionError(name)
+
     return script
 
 
@@ -83,8 +95,10 @@ def test_malformed_tool_output_fails_the_node_and_the_run_continues(pg_db):
             return NO_CHECKS
         name = response_model.__name__
         if name == "PlannerReply":
-            return {"cursor": "d", "plan": {"id": "d", "tool": "detect_ambiguities",
-                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+            return {
+                "cursor": "d",
+                "plan": {"id": "d", "tool": "detect_ambiguities", "children": [{"id": "g", "tool": "generate_sql"}]},
+            }
         if name == "AmbiguityReport":
             return {"ambiguities": "lots"}  # wrong type, twice
         if name == "GeneratedSQL":
@@ -155,10 +169,19 @@ def test_provider_outage_fails_then_resumes_from_checkpoint(pg_db):
     assert again.tree.nodes["n0"].order == 1
 
 
-AMBIG = {"ambiguities": [{"phrase": "paid amount", "interpretations": [
-    {"description": "sum of totals of orders with status paid"},
-    {"description": "sum of all order totals, refunds included"}],
-    "settle_with_data": False, "question": "Should refunded orders count as paid?"}]}
+AMBIG = {
+    "ambiguities": [
+        {
+            "phrase": "paid amount",
+            "interpretations": [
+                {"description": "sum of totals of orders with status paid"},
+                {"description": "sum of all order totals, refunds included"},
+            ],
+            "settle_with_data": False,
+            "question": "Should refunded orders count as paid?",
+        }
+    ]
+}
 
 
 def clarify_script(messages, role, response_model):
@@ -168,15 +191,19 @@ def clarify_script(messages, role, response_model):
     text = user_text(messages)
     if name == "PlannerReply":
         if phase_of(messages) == "initial":
-            return {"cursor": "d", "plan": {"id": "d", "tool": "detect_ambiguities",
-                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+            return {
+                "cursor": "d",
+                "plan": {"id": "d", "tool": "detect_ambiguities", "children": [{"id": "g", "tool": "generate_sql"}]},
+            }
         return {"cursor": options_of(messages)[0]}
     if name == "AmbiguityReport":
         return AMBIG
     if name == "GeneratedSQL":
         if "refunds included" in text.split("Branch hypothesis")[-1].split("\n")[0]:
-            return {"sql": "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
-                           "GROUP BY c.name ORDER BY c.name"}
+            return {
+                "sql": "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
+                "GROUP BY c.name ORDER BY c.name"
+            }
         return {"sql": GOOD}
     return scores(9)
 
@@ -241,8 +268,15 @@ def test_bad_tool_input_from_the_planner_fails_that_node_only(pg_db):
             return NO_CHECKS
         name = response_model.__name__
         if name == "PlannerReply":
-            return {"cursor": "i", "plan": {"id": "i", "tool": "inspect_columns", "input": {"table": "no_such_table"},
-                                            "children": [{"id": "g", "tool": "generate_sql"}]}}
+            return {
+                "cursor": "i",
+                "plan": {
+                    "id": "i",
+                    "tool": "inspect_columns",
+                    "input": {"table": "no_such_table"},
+                    "children": [{"id": "g", "tool": "generate_sql"}],
+                },
+            }
         return {"sql": GOOD} if name == "GeneratedSQL" else scores(9)
 
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
@@ -287,9 +321,16 @@ def test_every_prompt_shows_a_statement_list_the_same_way(pg_db):
         if name == "CheckPlan":
             return NO_CHECKS
         if name == "PlannerReply":
-            return {"reason": "readings, then write", "cursor": "a",
-                    "plan": {"id": "a", "tool": "detect_ambiguities", "description": "readings",
-                             "children": [{"id": "g", "tool": "generate_sql", "description": "fix it"}]}}
+            return {
+                "reason": "readings, then write",
+                "cursor": "a",
+                "plan": {
+                    "id": "a",
+                    "tool": "detect_ambiguities",
+                    "description": "readings",
+                    "children": [{"id": "g", "tool": "generate_sql", "description": "fix it"}],
+                },
+            }
         if name == "AmbiguityReport":
             return {"ambiguities": []}
         if name == "GeneratedSQL":

@@ -3,12 +3,12 @@ the tables a request touches, and one-node plans."""
 
 from __future__ import annotations
 
+from agent_scripts import NO_CHECKS, is_rewrite, scores, user_text
+
 from actsagent.agent import repair
 from actsagent.llm import ScriptedChatModel
 from actsagent.tools import JudgeInput, RunSqlInput, ToolContext, judge, run_sql
 from actsagent.tools._schema_context import select_tables
-
-from agent_scripts import NO_CHECKS, is_rewrite, scores, user_text
 
 INTENT = "Total paid amount per customer name"
 BAD = "SELECT c.name, SUM(o.totl) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name"
@@ -24,14 +24,37 @@ def test_steps_copied_under_each_reading_drop_the_planners_instructions(pg_db):
         if name == "CheckPlan":
             return NO_CHECKS
         if name == "PlannerReply":
-            return {"reason": "two readings", "cursor": "d",
-                    "plan": {"id": "d", "tool": "detect_ambiguities", "description": "readings",
-                             "children": [{"id": "g", "tool": "generate_sql", "description": "write it",
-                                           "input": {"instructions": one_reading_fix, "sql": "SELECT 1"}}]}}
+            return {
+                "reason": "two readings",
+                "cursor": "d",
+                "plan": {
+                    "id": "d",
+                    "tool": "detect_ambiguities",
+                    "description": "readings",
+                    "children": [
+                        {
+                            "id": "g",
+                            "tool": "generate_sql",
+                            "description": "write it",
+                            "input": {"instructions": one_reading_fix, "sql": "SELECT 1"},
+                        }
+                    ],
+                },
+            }
         if name == "AmbiguityReport":
-            return {"ambiguities": [{"phrase": "paid", "interpretations": [
-                {"description": "orders with status paid", "sql_hint": "status = 'paid'"},
-                {"description": "every order", "sql_hint": ""}], "settle_with_data": True, "question": ""}]}
+            return {
+                "ambiguities": [
+                    {
+                        "phrase": "paid",
+                        "interpretations": [
+                            {"description": "orders with status paid", "sql_hint": "status = 'paid'"},
+                            {"description": "every order", "sql_hint": ""},
+                        ],
+                        "settle_with_data": True,
+                        "question": "",
+                    }
+                ]
+            }
         if name == "GeneratedSQL":
             gen_prompts.append(user_text(messages))
             return {"sql": GOOD, "rationale": "fix the column"}
@@ -60,9 +83,16 @@ def test_a_one_node_plan_runs_and_is_judged(pg_db):
         seen.append(name)
         if name == "PlannerReply":
             assert "a one-node plan is fine" in messages[0]["content"]
-            return {"reason": "obvious typo", "cursor": "g",
-                    "plan": {"id": "g", "tool": "generate_sql", "description": "totl -> total",
-                             "input": {"instructions": "rename totl to total"}}}
+            return {
+                "reason": "obvious typo",
+                "cursor": "g",
+                "plan": {
+                    "id": "g",
+                    "tool": "generate_sql",
+                    "description": "totl -> total",
+                    "input": {"instructions": "rename totl to total"},
+                },
+            }
         if name == "GeneratedSQL":
             assert is_rewrite(messages) or "rename totl to total" in user_text(messages)
             return {"sql": GOOD, "rationale": "totl -> total"}
@@ -136,8 +166,12 @@ def test_selection_rules(pg_db_factory):
     assert select_tables(info, sql="SELECT * FROM staff") == ["shops", "staff"]
     assert select_tables(info, sql="SELEC * FRM staff WHERE") == ["shops", "staff"]  # unparseable: word match
     assert set(select_tables(info, intent="rainfall per day")) == {"weather_log"}
-    assert select_tables(info, sql="SELECT * FROM staff", intent="the id and sku") == ["order_items", "orders",
-                                                                                      "shops", "staff"]
+    assert select_tables(info, sql="SELECT * FROM staff", intent="the id and sku") == [
+        "order_items",
+        "orders",
+        "shops",
+        "staff",
+    ]
     # "id" is in every table and points at none; sku names order_items, whose FK brings orders
     assert len(select_tables(info, sql="SELECT 1", intent="nothing relevant")) == 9  # never empty
     assert len(select_tables(info)) == 9
@@ -154,8 +188,14 @@ def test_generate_sql_lists_the_tables_its_evidence_looked_at(pg_db_factory):
         return {"sql": "SELECT o.total FROM orders o", "rationale": "total"}
 
     ctx = ToolContext(db=db, model=ScriptedChatModel(script))
-    generate_sql(GenerateSqlInput(intent="order totals", original_sql="SELECT totl FROM orders",
-                                  evidence=["[n1] inspect_columns (rain): weather_log.rainfall: 0 of 0 null"]), ctx)
+    generate_sql(
+        GenerateSqlInput(
+            intent="order totals",
+            original_sql="SELECT totl FROM orders",
+            evidence=["[n1] inspect_columns (rain): weather_log.rainfall: 0 of 0 null"],
+        ),
+        ctx,
+    )
     assert "Table weather_log" in prompts[0] and "Table orders" in prompts[0]
     assert "Table suppliers" not in prompts[0]
 

@@ -10,12 +10,11 @@ confirmed by its direct-rewrite sibling giving the same rows.
 from __future__ import annotations
 
 import pytest
+from agent_scripts import NO_CHECKS, failed_of, is_rewrite, options_of, phase_of, plan_nodes, scores, user_text
 
 from actsagent.agent import repair
 from actsagent.graphs.models import Budget
 from actsagent.llm import ScriptedChatModel
-
-from agent_scripts import NO_CHECKS, failed_of, is_rewrite, options_of, phase_of, plan_nodes, scores, user_text
 
 BOOKINGS = [
     "CREATE TABLE bookings (id SERIAL PRIMARY KEY, room TEXT NOT NULL, guest TEXT, "
@@ -28,10 +27,14 @@ BOOKINGS = [
 INTENT = "Which rooms have overlapping bookings?"
 ORIGINAL = "SELECT room FROM bookings GROUP BY room HAVING COUNT(*) > 1 ORDER BY room"
 COUNT_SQL = "SELECT room FROM bookings GROUP BY room HAVING COUNT(*) > 1 ORDER BY room"
-BROKEN_OVERLAP = ("SELECT DISTINCT b1.room FROM bookings b1 JOIN bookings b2 ON b1.room = b2.room AND b1.id < b2.id "
-                  "WHERE b1.start_time < b2.end_time AND AND b2.start_time < b1.end_time ORDER BY b1.room")
-OVERLAP = ("SELECT DISTINCT b1.room FROM bookings b1 JOIN bookings b2 ON b1.room = b2.room AND b1.id < b2.id "
-           "WHERE b1.start_time < b2.end_time AND b2.start_time < b1.end_time ORDER BY b1.room")
+BROKEN_OVERLAP = (
+    "SELECT DISTINCT b1.room FROM bookings b1 JOIN bookings b2 ON b1.room = b2.room AND b1.id < b2.id "
+    "WHERE b1.start_time < b2.end_time AND AND b2.start_time < b1.end_time ORDER BY b1.room"
+)
+OVERLAP = (
+    "SELECT DISTINCT b1.room FROM bookings b1 JOIN bookings b2 ON b1.room = b2.room AND b1.id < b2.id "
+    "WHERE b1.start_time < b2.end_time AND b2.start_time < b1.end_time ORDER BY b1.room"
+)
 
 
 def figure3_script(messages, role, response_model):
@@ -42,36 +45,72 @@ def figure3_script(messages, role, response_model):
     if name == "PlannerReply":
         phase = phase_of(messages)
         if phase == "initial":
-            return {"reason": "'overlapping' is ambiguous; check the time columns, then write the SQL",
-                    "plan": {"id": "a", "description": "find ambiguous phrases", "tool": "detect_ambiguities",
-                             "children": [{"id": "b", "description": "look at booking times", "tool": "inspect_columns",
-                                           "input": {"table": "bookings", "columns": ["start_time", "end_time"]},
-                                           "children": [{"id": "c", "description": "write the SQL",
-                                                         "tool": "generate_sql"}]}]},
-                    "cursor": "a"}
+            return {
+                "reason": "'overlapping' is ambiguous; check the time columns, then write the SQL",
+                "plan": {
+                    "id": "a",
+                    "description": "find ambiguous phrases",
+                    "tool": "detect_ambiguities",
+                    "children": [
+                        {
+                            "id": "b",
+                            "description": "look at booking times",
+                            "tool": "inspect_columns",
+                            "input": {"table": "bookings", "columns": ["start_time", "end_time"]},
+                            "children": [{"id": "c", "description": "write the SQL", "tool": "generate_sql"}],
+                        }
+                    ],
+                },
+                "cursor": "a",
+            }
         if phase == "select":
             return {"reason": "try the simpler reading first", "cursor": options_of(messages)[0]}
         failed = failed_of(messages)
         if "a count is not an overlap" in text:  # the reading itself was refuted: not its rewrite, the other reading
-            other = [n for n in plan_nodes(messages) if n["status"] == "pending" and "time ranges overlap" in
-                     n["hypothesis"] and n["tool"] == "inspect_columns"]
+            other = [
+                n
+                for n in plan_nodes(messages)
+                if n["status"] == "pending"
+                and "time ranges overlap" in n["hypothesis"]
+                and n["tool"] == "inspect_columns"
+            ]
             if other:
                 return {"reason": "the count reading was refuted; back to the other reading", "cursor": other[0]["id"]}
         if "unexplored alternative: " in text.replace("\n", " ") or "(nearest unexplored alternative: n" in text:
             suggested = text.split("nearest unexplored alternative: ")[1].split(")")[0]
             return {"reason": "the count reading was refuted; back to the other reading", "cursor": suggested}
-        return {"reason": "the candidate does not parse: localise and repair the clause",
-                "add": [{"parent": failed, "node": {"id": "s", "description": "split and fix the syntax error",
-                                                     "tool": "split_and_fix",
-                                                     "children": [{"id": "g", "description": "final SQL",
-                                                                   "tool": "generate_sql"}]}}],
-                "cursor": "s"}
+        return {
+            "reason": "the candidate does not parse: localise and repair the clause",
+            "add": [
+                {
+                    "parent": failed,
+                    "node": {
+                        "id": "s",
+                        "description": "split and fix the syntax error",
+                        "tool": "split_and_fix",
+                        "children": [{"id": "g", "description": "final SQL", "tool": "generate_sql"}],
+                    },
+                }
+            ],
+            "cursor": "s",
+        }
     if name == "AmbiguityReport":
-        return {"ambiguities": [{"phrase": "overlapping", "interpretations": [
-            {"description": "rooms with more than one booking in total", "sql_hint": "COUNT(*) > 1"},
-            {"description": "bookings of the same room whose time ranges overlap",
-             "sql_hint": "b1.start_time < b2.end_time AND b2.start_time < b1.end_time"}],
-            "settle_with_data": True, "question": ""}]}
+        return {
+            "ambiguities": [
+                {
+                    "phrase": "overlapping",
+                    "interpretations": [
+                        {"description": "rooms with more than one booking in total", "sql_hint": "COUNT(*) > 1"},
+                        {
+                            "description": "bookings of the same room whose time ranges overlap",
+                            "sql_hint": "b1.start_time < b2.end_time AND b2.start_time < b1.end_time",
+                        },
+                    ],
+                    "settle_with_data": True,
+                    "question": "",
+                }
+            ]
+        }
     if name == "GeneratedSQL":
         if "repaired: " in text:
             return {"sql": OVERLAP, "rationale": "take the clause-level repair"}
@@ -134,7 +173,9 @@ def test_figure3_rollback_after_refuted_branch_then_success(bookings_db):
     assert run.usage.llm_calls == len(model.calls)
     assert {e.type for e in events} >= {"plan", "node_start", "node_end", "candidate", "final"}
     plan_event = next(e for e in events if e.type == "plan")
-    assert "detect_ambiguities" in plan_event.data["text"] and plan_event.data["tree"][0]["tool"] == "detect_ambiguities"
+    assert (
+        "detect_ambiguities" in plan_event.data["text"] and plan_event.data["tree"][0]["tool"] == "detect_ambiguities"
+    )
     text = tree.render_text()
     assert "↩" in text and "★" in text and "hypothesis" in text
     assert run.model_dump_json()  # JSON-serialisable
@@ -155,9 +196,11 @@ def figure3_script_linear(messages, role, response_model):
     name = response_model.__name__ if response_model else ""
     if name == "PlannerReply" and phase_of(messages) == "revise":
         failed = failed_of(messages)
-        return {"reason": "try again on the same path",
-                "add": [{"parent": failed, "node": {"id": "x", "tool": "generate_sql", "description": "again"}}],
-                "cursor": "x"}
+        return {
+            "reason": "try again on the same path",
+            "add": [{"parent": failed, "node": {"id": "x", "tool": "generate_sql", "description": "again"}}],
+            "cursor": "x",
+        }
     return figure3_script(messages, role, response_model)
 
 
@@ -169,11 +212,23 @@ def test_planned_draft_is_not_copied_into_each_reading(bookings_db):
     def script(messages, role, response_model):
         name = response_model.__name__ if response_model else ""
         if name == "PlannerReply" and phase_of(messages) == "initial":
-            return {"reason": "ambiguous; I already have a draft",
-                    "plan": {"id": "a", "tool": "detect_ambiguities", "description": "readings",
-                             "children": [{"id": "g", "tool": "generate_sql", "description": "write it",
-                                           "input": {"sql": COUNT_SQL, "instructions": "keep ORDER BY room"}}]},
-                    "cursor": "a"}
+            return {
+                "reason": "ambiguous; I already have a draft",
+                "plan": {
+                    "id": "a",
+                    "tool": "detect_ambiguities",
+                    "description": "readings",
+                    "children": [
+                        {
+                            "id": "g",
+                            "tool": "generate_sql",
+                            "description": "write it",
+                            "input": {"sql": COUNT_SQL, "instructions": "keep ORDER BY room"},
+                        }
+                    ],
+                },
+                "cursor": "a",
+            }
         if name == "GeneratedSQL":
             prompts.append(user_text(messages))
             if "assume this reading): 'overlapping' means rooms with more than one" in user_text(messages):

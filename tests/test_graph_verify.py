@@ -16,18 +16,30 @@ from actsagent.graphs.models import AgentRun, Budget
 from actsagent.guard import Policy
 from actsagent.llm import ScriptedChatModel
 
-INTENT = ("Total paid amount per customer name; every customer must be listed, with 0 when nothing was paid. "
-          "With the current data I expect Ada 120.50, Bob 99.99 and Chloe 0.")
+INTENT = (
+    "Total paid amount per customer name; every customer must be listed, with 0 when nothing was paid. "
+    "With the current data I expect Ada 120.50, Bob 99.99 and Chloe 0."
+)
 BAD = "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name"
 # keeps the inner join the request complains about: Chloe disappears
-MINIMAL = ("SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
-           "WHERE o.status = 'paid' GROUP BY c.name")
-REWRITE = ("SELECT c.name, COALESCE(SUM(o.total) FILTER (WHERE o.status = 'paid'), 0) AS paid "
-           "FROM customers c LEFT JOIN orders o ON o.customer_id = c.id GROUP BY c.name")
-EXAMPLE = {"kind": "example", "why": "I expect Ada 120.50, Bob 99.99 and Chloe 0",
-           "expected": {"columns": ["name", "paid"], "rows": [["Ada", "120.50"], ["Bob", 99.99], ["Chloe", 0]]}}
-COLUMNS = {"kind": "columns", "why": "per customer name",
-           "columns": [{"name": "name", "type": "text"}, {"name": "paid", "type": "number"}]}
+MINIMAL = (
+    "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.id "
+    "WHERE o.status = 'paid' GROUP BY c.name"
+)
+REWRITE = (
+    "SELECT c.name, COALESCE(SUM(o.total) FILTER (WHERE o.status = 'paid'), 0) AS paid "
+    "FROM customers c LEFT JOIN orders o ON o.customer_id = c.id GROUP BY c.name"
+)
+EXAMPLE = {
+    "kind": "example",
+    "why": "I expect Ada 120.50, Bob 99.99 and Chloe 0",
+    "expected": {"columns": ["name", "paid"], "rows": [["Ada", "120.50"], ["Bob", 99.99], ["Chloe", 0]]},
+}
+COLUMNS = {
+    "kind": "columns",
+    "why": "per customer name",
+    "columns": [{"name": "name", "type": "text"}, {"name": "paid", "type": "number"}],
+}
 
 
 def suggested(messages) -> dict:
@@ -45,6 +57,7 @@ def leaf_script(checks: dict, minimal, rewrite=None, *, calls: list[str] | None 
     """A model for a one-leaf plan: ``checks`` from the check writer, ``minimal`` from the minimal edit, ``rewrite``
     (default: the same) from the direct rewrite, judge scores 9; ``answers`` override by request type (a callable
     answers from the messages)."""
+
     def script(messages, role, response_model):
         name = response_model.__name__
         if calls is not None:
@@ -83,8 +96,10 @@ def test_wrong_first_candidate_refuted_by_the_example_then_the_rewrite_is_verifi
     assert [c["id"] for c in failed] == ["c2"] and "missing (Chloe, 0)" in failed[0]["detail"]
     chosen = run.tree.nodes[run.final_node]
     assert chosen.input == {"strategy": "rewrite"} and chosen.status == "accepted"
-    assert chosen.verdict["confirmed"] is True and "c2 example passes (the original fails it)" in chosen.verdict[
-        "evidence"][0]
+    assert (
+        chosen.verdict["confirmed"] is True
+        and "c2 example passes (the original fails it)" in chosen.verdict["evidence"][0]
+    )
     assert calls.count("JudgeScores") == 1  # the refuted candidate cost no judge call
     assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "PlannerReply", "GeneratedSQL", "JudgeScores"]
     assert run.original_checks is not None and run.original_checks.result("c2").status == "failed"
@@ -96,11 +111,19 @@ def test_wrong_first_candidate_refuted_by_the_example_then_the_rewrite_is_verifi
 
 
 def test_examples_rows_go_into_a_copy_never_into_the_users_database(pg_db):
-    example = {"kind": "example", "why": "a new customer Dee with one paid order of 5 gets 5",
-               "setup": [{"table": "customers", "columns": ["id", "name"], "rows": [[40, "Dee"]]},
-                         {"table": "orders", "columns": ["id", "customer_id", "status", "total"],
-                          "rows": [[41, 40, "paid", 5], [42, 40, "refunded", "7"]]}],
-               "expected": {"rows": [["Ada", 120.5], ["Bob", 99.99], ["Chloe", 0], ["Dee", 5]]}}
+    example = {
+        "kind": "example",
+        "why": "a new customer Dee with one paid order of 5 gets 5",
+        "setup": [
+            {"table": "customers", "columns": ["id", "name"], "rows": [[40, "Dee"]]},
+            {
+                "table": "orders",
+                "columns": ["id", "customer_id", "status", "total"],
+                "rows": [[41, 40, "paid", 5], [42, 40, "refunded", "7"]],
+            },
+        ],
+        "expected": {"rows": [["Ada", 120.5], ["Bob", 99.99], ["Chloe", 0], ["Dee", 5]]},
+    }
     script = leaf_script({"checks": [example]}, REWRITE)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
     assert run.status == "solved" and run.verdict["confirmed"] is True
@@ -112,11 +135,16 @@ def test_examples_rows_go_into_a_copy_never_into_the_users_database(pg_db):
 def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
     """Strict policy on a live database: no copy is made, so the example (which needs its own rows) could not
     run; the column check reads the candidate's own execution. Nothing confirms the candidate."""
-    bad_rows = {"kind": "edge", "why": "refunds", "setup": [{"table": "orders", "columns": ["colour"], "rows": [["red"]]}],
-                "expected": {"rows": [["Ada", 120.5]]}}
+    bad_rows = {
+        "kind": "edge",
+        "why": "refunds",
+        "setup": [{"table": "orders", "columns": ["colour"], "rows": [["red"]]}],
+        "expected": {"rows": [["Ada", 120.5]]},
+    }
     prompts: list[str] = []
-    script = leaf_script({"checks": [COLUMNS, bad_rows]}, REWRITE,
-                         JudgeScores=lambda m: prompts.append(user_text(m)) or scores(9, "ok"))
+    script = leaf_script(
+        {"checks": [COLUMNS, bad_rows]}, REWRITE, JudgeScores=lambda m: prompts.append(user_text(m)) or scores(9, "ok")
+    )
     live = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))  # no verify_copies: strict, live
     leaf = live.tree.nodes[live.tree.root]
     checks = {c["id"]: c for c in leaf.verdict["checks"]}
@@ -134,20 +162,32 @@ def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
 def test_two_candidates_with_different_results_are_compared_on_the_differing_rows(pg_db):
     """No example: the minimal edit is approved but unconfirmed; the direct rewrite differs on the probe rows;
     the comparison sees exactly those rows and picks the rewrite."""
-    probe = [{"table": "customers", "columns": ["id", "name"], "rows": [[50, "Eve"]]},
-             {"table": "orders", "columns": ["id", "customer_id", "status", "total"],
-              "rows": [[51, 50, "refunded", 8]]}]
+    probe = [
+        {"table": "customers", "columns": ["id", "name"], "rows": [[50, "Eve"]]},
+        {"table": "orders", "columns": ["id", "customer_id", "status", "total"], "rows": [[51, 50, "refunded", 8]]},
+    ]
     compare_prompts: list[str] = []
     calls: list[str] = []
 
     def compare(messages):
         compare_prompts.append(user_text(messages))
-        return {"verdicts": [{"label": "A", "right": False, "reason": "drops customers without paid orders"},
-                             {"label": "B", "right": True, "reason": "lists Chloe and Eve with 0"}],
-                "best": "B", "reason": "B keeps every customer"}
+        return {
+            "verdicts": [
+                {"label": "A", "right": False, "reason": "drops customers without paid orders"},
+                {"label": "B", "right": True, "reason": "lists Chloe and Eve with 0"},
+            ],
+            "best": "B",
+            "reason": "B keeps every customer",
+        }
 
-    script = leaf_script({"checks": [COLUMNS], "probe_rows": probe}, MINIMAL, REWRITE, calls=calls,
-                         JudgeScores=scores(8, "plausible"), ComparisonReply=compare)
+    script = leaf_script(
+        {"checks": [COLUMNS], "probe_rows": probe},
+        MINIMAL,
+        REWRITE,
+        calls=calls,
+        JudgeScores=scores(8, "plausible"),
+        ComparisonReply=compare,
+    )
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
     assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL", "ComparisonReply"]
     prompt = compare_prompts[0]
@@ -179,12 +219,24 @@ def test_agreeing_candidates_confirm_each_other_without_a_comparison(pg_db):
 def test_state_after_dml_is_checked_in_copies(pg_db_factory):
     """A DELETE under the sandbox policy: the state check's read query runs after each candidate in its own copy."""
     db = pg_db_factory(SHOP_SETUP, writable=True)
-    state = {"kind": "state", "why": "remove cancelled orders", "query": "SELECT status FROM orders ORDER BY id",
-             "expected": {"rows": [["paid"], ["refunded"], ["paid"]], "ordered": True}}
-    script = leaf_script({"checks": [state]}, "DELETE FROM orders WHERE status <> 'paid'",
-                         "DELETE FROM orders WHERE status = 'cancelled'")
-    run = repair("Delete the cancelled orders", "DELETE FROM orders WHERE status = 'canceled'", db,
-                 model=ScriptedChatModel(script), policy=Policy.sandbox())
+    state = {
+        "kind": "state",
+        "why": "remove cancelled orders",
+        "query": "SELECT status FROM orders ORDER BY id",
+        "expected": {"rows": [["paid"], ["refunded"], ["paid"]], "ordered": True},
+    }
+    script = leaf_script(
+        {"checks": [state]},
+        "DELETE FROM orders WHERE status <> 'paid'",
+        "DELETE FROM orders WHERE status = 'cancelled'",
+    )
+    run = repair(
+        "Delete the cancelled orders",
+        "DELETE FROM orders WHERE status = 'canceled'",
+        db,
+        model=ScriptedChatModel(script),
+        policy=Policy.sandbox(),
+    )
     first = run.tree.nodes["n0"]
     assert first.status == "refuted" and "missing (refunded)" in first.verdict["checks"][0]["detail"]
     assert run.status == "solved" and run.final_sql == "DELETE FROM orders WHERE status = 'cancelled'"
@@ -216,10 +268,14 @@ def test_malformed_checks_are_recorded_and_the_run_goes_on(pg_db):
     assert run.checks is None and run.status == "solved" and run.final_sql == REWRITE
 
 
-SPEED_SETUP = ["CREATE TABLE events (id int PRIMARY KEY, kind text, user_id int)",
-               ("INSERT INTO events SELECT g, CASE WHEN g % 3 = 0 THEN 'view' ELSE 'click' END, g % 500 "
-                "FROM generate_series(1, 20000) g"),
-               "ANALYZE events"]
+SPEED_SETUP = [
+    "CREATE TABLE events (id int PRIMARY KEY, kind text, user_id int)",
+    (
+        "INSERT INTO events SELECT g, CASE WHEN g % 3 = 0 THEN 'view' ELSE 'click' END, g % 500 "
+        "FROM generate_series(1, 20000) g"
+    ),
+    "ANALYZE events",
+]
 SLOW = "SELECT id, kind FROM events WHERE user_id = 42 ORDER BY id"
 INDEXED = ["CREATE INDEX events_user ON events (user_id)", SLOW]
 TRUNCATED = ["CREATE INDEX events_user ON events (user_id)", SLOW + " LIMIT 10"]
@@ -228,18 +284,30 @@ TRUNCATED = ["CREATE INDEX events_user ON events (user_id)", SLOW + " LIMIT 10"]
 def test_speed_request_plans_are_explained_in_copies_and_shown_to_the_judge(pg_db_factory):
     db = pg_db_factory(SPEED_SETUP, writable=True)
     judge_prompts: list[str] = []
-    script = leaf_script({"about_speed": True, "same_result_as_original": True, "checks": []}, TRUNCATED, INDEXED,
-                         JudgeScores=lambda m: judge_prompts.append("\n".join(x["content"] for x in m))
-                         or scores(9, "same rows, index scan"))
-    run = repair("This query is slow on the events of user 42; the results are right, make it faster.", SLOW, db,
-                 model=ScriptedChatModel(script), policy=Policy.sandbox())
+    script = leaf_script(
+        {"about_speed": True, "same_result_as_original": True, "checks": []},
+        TRUNCATED,
+        INDEXED,
+        JudgeScores=lambda m: (
+            judge_prompts.append("\n".join(x["content"] for x in m)) or scores(9, "same rows, index scan")
+        ),
+    )
+    run = repair(
+        "This query is slow on the events of user 42; the results are right, make it faster.",
+        SLOW,
+        db,
+        model=ScriptedChatModel(script),
+        policy=Policy.sandbox(),
+    )
     plans = {c.id: c for c in run.checks.all_checks()}
     assert set(plans) == {"plan", "same"}
     first = run.tree.nodes["n0"]  # faster only because it returns 10 of the 40 rows
     assert first.status == "refuted"
     results = {c["id"]: c for c in first.verdict["checks"]}
-    assert results["same"]["status"] == "failed" and "differs from the original's (10 vs 40 row(s))" in results[
-        "same"]["detail"]
+    assert (
+        results["same"]["status"] == "failed"
+        and "differs from the original's (10 vs 40 row(s))" in results["same"]["detail"]
+    )
     chosen = run.tree.nodes[run.final_node]
     assert run.status == "solved" and run.final_sql_statements == INDEXED
     results = {c["id"]: c for c in chosen.verdict["checks"]}
@@ -263,6 +331,8 @@ def test_the_judge_hears_when_a_refuted_candidate_returned_the_same_rows(pg_db):
     script = leaf_script({"checks": []}, REWRITE.replace("COALESCE(", "coalesce("), REWRITE, JudgeScores=judge)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert len(prompts) == 2 and "Other evidence" not in prompts[0]
-    assert ("- n0 (minimal edit of the original) returned the same results on every scenario and was refuted: "
-            in prompts[1]) and "drops Chloe" in prompts[1]
+    assert (
+        "- n0 (minimal edit of the original) returned the same results on every scenario and was refuted: "
+        in prompts[1]
+    ) and "drops Chloe" in prompts[1]
     assert run.tree.nodes[run.final_node].input == {"strategy": "rewrite"}

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from hostile_corpus import load_corpus
+from typer.testing import CliRunner
 
 from actsagent.guard import DENIED, GuardedSQL, GuardRejection, Policy, check_sql, run_guarded, split_statements
 
@@ -49,36 +48,71 @@ def test_no_gold_sql_of_spider_and_bird_dev_is_rejected():
     assert rejected == []
 
 
-@pytest.mark.parametrize("sql,dialect,expected,action", [
-    ("SELECT id FROM t", "postgres", "SELECT id FROM t LIMIT 100", "added"),
-    ("SELECT id FROM t", "sqlite", "SELECT id FROM t LIMIT 100", "added"),
-    ("SELECT id FROM t LIMIT 5000", "postgres", "SELECT id FROM t LIMIT 100", "lowered"),
-    ("SELECT id FROM t LIMIT 7", "postgres", "SELECT id FROM t LIMIT 7", "kept"),
-    ("SELECT id FROM t LIMIT 100", "postgres", "SELECT id FROM t LIMIT 100", "kept"),
-    ("SELECT id FROM t LIMIT 5000 OFFSET 10", "postgres", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
-    ("SELECT id FROM t LIMIT 10, 5000", "sqlite", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
-    ("SELECT id FROM t LIMIT 10, 5", "sqlite", "SELECT id FROM t LIMIT 5 OFFSET 10", "kept"),
-    ("SELECT id FROM t FETCH FIRST 5000 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 100 ROWS ONLY",
-     "lowered"),
-    ("SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "kept"),
-    ("SELECT 1 UNION SELECT 2", "postgres", "SELECT 1 UNION SELECT 2 LIMIT 100", "added"),
-    ("SELECT a FROM x EXCEPT SELECT a FROM y ORDER BY 1 LIMIT 999", "sqlite",
-     "SELECT a FROM x EXCEPT SELECT a FROM y ORDER BY 1 LIMIT 100", "lowered"),
-    ("SELECT a FROM x INTERSECT SELECT a FROM y LIMIT 3", "sqlite", "SELECT a FROM x INTERSECT SELECT a FROM y LIMIT 3",
-     "kept"),
-    ("WITH c AS (SELECT id FROM t LIMIT 9999) SELECT * FROM c", "postgres",
-     "WITH c AS (SELECT id FROM t LIMIT 9999) SELECT * FROM c LIMIT 100", "added"),
-    ("(SELECT id FROM t)", "postgres", "SELECT id FROM t LIMIT 100", "added"),
-    ("SELECT id FROM t LIMIT ALL", "postgres", "SELECT * FROM (SELECT id FROM t LIMIT ALL) AS guard_rows LIMIT 100",
-     "wrapped"),
-    ("SELECT id FROM t LIMIT -1", "sqlite", "SELECT * FROM (SELECT id FROM t LIMIT -1) AS guard_rows LIMIT 100",
-     "wrapped"),
-    ("SELECT id FROM t LIMIT (SELECT 5000)", "postgres",
-     "SELECT * FROM (SELECT id FROM t LIMIT (SELECT 5000)) AS guard_rows LIMIT 100", "wrapped"),
-    ("SELECT id FROM t ORDER BY id FETCH FIRST 3 ROWS WITH TIES", "postgres",
-     "SELECT * FROM (SELECT id FROM t ORDER BY id FETCH FIRST 3 ROWS WITH TIES) AS guard_rows LIMIT 100", "wrapped"),
-    ("VALUES (1), (2)", "postgres", "VALUES (1), (2)", "kept"),
-])
+@pytest.mark.parametrize(
+    "sql,dialect,expected,action",
+    [
+        ("SELECT id FROM t", "postgres", "SELECT id FROM t LIMIT 100", "added"),
+        ("SELECT id FROM t", "sqlite", "SELECT id FROM t LIMIT 100", "added"),
+        ("SELECT id FROM t LIMIT 5000", "postgres", "SELECT id FROM t LIMIT 100", "lowered"),
+        ("SELECT id FROM t LIMIT 7", "postgres", "SELECT id FROM t LIMIT 7", "kept"),
+        ("SELECT id FROM t LIMIT 100", "postgres", "SELECT id FROM t LIMIT 100", "kept"),
+        ("SELECT id FROM t LIMIT 5000 OFFSET 10", "postgres", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
+        ("SELECT id FROM t LIMIT 10, 5000", "sqlite", "SELECT id FROM t LIMIT 100 OFFSET 10", "lowered"),
+        ("SELECT id FROM t LIMIT 10, 5", "sqlite", "SELECT id FROM t LIMIT 5 OFFSET 10", "kept"),
+        (
+            "SELECT id FROM t FETCH FIRST 5000 ROWS ONLY",
+            "postgres",
+            "SELECT id FROM t FETCH FIRST 100 ROWS ONLY",
+            "lowered",
+        ),
+        ("SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "postgres", "SELECT id FROM t FETCH FIRST 5 ROWS ONLY", "kept"),
+        ("SELECT 1 UNION SELECT 2", "postgres", "SELECT 1 UNION SELECT 2 LIMIT 100", "added"),
+        (
+            "SELECT a FROM x EXCEPT SELECT a FROM y ORDER BY 1 LIMIT 999",
+            "sqlite",
+            "SELECT a FROM x EXCEPT SELECT a FROM y ORDER BY 1 LIMIT 100",
+            "lowered",
+        ),
+        (
+            "SELECT a FROM x INTERSECT SELECT a FROM y LIMIT 3",
+            "sqlite",
+            "SELECT a FROM x INTERSECT SELECT a FROM y LIMIT 3",
+            "kept",
+        ),
+        (
+            "WITH c AS (SELECT id FROM t LIMIT 9999) SELECT * FROM c",
+            "postgres",
+            "WITH c AS (SELECT id FROM t LIMIT 9999) SELECT * FROM c LIMIT 100",
+            "added",
+        ),
+        ("(SELECT id FROM t)", "postgres", "SELECT id FROM t LIMIT 100", "added"),
+        (
+            "SELECT id FROM t LIMIT ALL",
+            "postgres",
+            "SELECT * FROM (SELECT id FROM t LIMIT ALL) AS guard_rows LIMIT 100",
+            "wrapped",
+        ),
+        (
+            "SELECT id FROM t LIMIT -1",
+            "sqlite",
+            "SELECT * FROM (SELECT id FROM t LIMIT -1) AS guard_rows LIMIT 100",
+            "wrapped",
+        ),
+        (
+            "SELECT id FROM t LIMIT (SELECT 5000)",
+            "postgres",
+            "SELECT * FROM (SELECT id FROM t LIMIT (SELECT 5000)) AS guard_rows LIMIT 100",
+            "wrapped",
+        ),
+        (
+            "SELECT id FROM t ORDER BY id FETCH FIRST 3 ROWS WITH TIES",
+            "postgres",
+            "SELECT * FROM (SELECT id FROM t ORDER BY id FETCH FIRST 3 ROWS WITH TIES) AS guard_rows LIMIT 100",
+            "wrapped",
+        ),
+        ("VALUES (1), (2)", "postgres", "VALUES (1), (2)", "kept"),
+    ],
+)
 def test_row_limit_is_injected_through_the_tree(sql, dialect, expected, action):
     r = check_sql(sql, dialect, max_rows=100)
     assert isinstance(r, GuardedSQL), r
@@ -90,31 +124,38 @@ def test_values_above_the_cap_are_wrapped_and_policy_cap_is_used():
     assert r.ok and r.sql == "SELECT * FROM (VALUES (1), (2), (3)) AS guard_rows LIMIT 2" and r.row_limit == 2
 
 
-@pytest.mark.parametrize("sql,rule,words", [
-    ("SELECT 1; DROP TABLE t", "multiple_statements", "only one read-only statement is allowed; found 2 statements"),
-    ("SELEC 1", "parse", "does not parse as postgres"),
-    ("SELECT 'unterminated", "parse", "tokenized"),
-    ("", "empty", "empty"),
-    ("-- only a comment", "empty", "no statement"),
-    ("DELETE FROM t", "not_read_only", "DELETE statements are not allowed"),
-    ("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "write", "inside WITH"),
-    ("SELECT * INTO x FROM t", "select_into", "INTO"),
-    ("SELECT * FROM t FOR UPDATE", "row_lock", "FOR UPDATE"),
-    ("EXPLAIN ANALYZE DELETE FROM t", "not_read_only", "EXPLAIN"),
-    ("SELECT pg_sleep(1)", "denied_function", "pg_sleep() is not allowed"),
-    ("SELECT lo_whatever(1)", "denied_function", "large objects"),
-    ("SELECT my_udf(1)", "unknown_function", "my_udf() is not on the reviewed list"),
-    ("SELECT evil.lower(a) FROM t", "qualified_function", "schema-qualified"),
-    ("SELECT rolpassword FROM pg_catalog.pg_authid", "denied_relation", "credentials"),
-    ("SELECT " + "(" * 3000 + "1" + ")" * 3000, "too_complex", "nested too deeply"),
-    ("SELECT 1 AS " + "x" * 100_001, "too_long", "characters long"),
-    ("SELECT 1 FROM t\x00", "control_character", "control character \\x00 at position 16"),
-    ("SELECT (x).encrypt FROM t", "attribute_call", "attribute notation"),
-    ("SELECT (3::float8).pg_sleep", "denied_function", "would call function pg_sleep()"),
-    ("SELECT SECRET('a', 'b')", "unknown_function", "secret() is not on the reviewed list"),
-    ("SELECT current_setting('data_directory')", "denied_setting", "current_setting() may read only"),
-    ("SELECT * FROM pg_stats", "denied_relation", "column statistics"),
-])
+@pytest.mark.parametrize(
+    "sql,rule,words",
+    [
+        (
+            "SELECT 1; DROP TABLE t",
+            "multiple_statements",
+            "only one read-only statement is allowed; found 2 statements",
+        ),
+        ("SELEC 1", "parse", "does not parse as postgres"),
+        ("SELECT 'unterminated", "parse", "tokenized"),
+        ("", "empty", "empty"),
+        ("-- only a comment", "empty", "no statement"),
+        ("DELETE FROM t", "not_read_only", "DELETE statements are not allowed"),
+        ("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "write", "inside WITH"),
+        ("SELECT * INTO x FROM t", "select_into", "INTO"),
+        ("SELECT * FROM t FOR UPDATE", "row_lock", "FOR UPDATE"),
+        ("EXPLAIN ANALYZE DELETE FROM t", "not_read_only", "EXPLAIN"),
+        ("SELECT pg_sleep(1)", "denied_function", "pg_sleep() is not allowed"),
+        ("SELECT lo_whatever(1)", "denied_function", "large objects"),
+        ("SELECT my_udf(1)", "unknown_function", "my_udf() is not on the reviewed list"),
+        ("SELECT evil.lower(a) FROM t", "qualified_function", "schema-qualified"),
+        ("SELECT rolpassword FROM pg_catalog.pg_authid", "denied_relation", "credentials"),
+        ("SELECT " + "(" * 3000 + "1" + ")" * 3000, "too_complex", "nested too deeply"),
+        ("SELECT 1 AS " + "x" * 100_001, "too_long", "characters long"),
+        ("SELECT 1 FROM t\x00", "control_character", "control character \\x00 at position 16"),
+        ("SELECT (x).encrypt FROM t", "attribute_call", "attribute notation"),
+        ("SELECT (3::float8).pg_sleep", "denied_function", "would call function pg_sleep()"),
+        ("SELECT SECRET('a', 'b')", "unknown_function", "secret() is not on the reviewed list"),
+        ("SELECT current_setting('data_directory')", "denied_setting", "current_setting() may read only"),
+        ("SELECT * FROM pg_stats", "denied_relation", "column statistics"),
+    ],
+)
 def test_rejections_name_the_rule_and_a_fix(sql, rule, words):
     r = check_sql(sql, "postgres")
     assert isinstance(r, GuardRejection) and r.rule == rule, r
@@ -124,20 +165,23 @@ def test_rejections_name_the_rule_and_a_fix(sql, rule, words):
 def test_parse_rejections_point_at_the_token():
     sql = "SELECT a,\n  b FROM t WHERE x = 1 garbage"
     r = check_sql(sql, "postgres")
-    assert r.rule == "parse" and r.offending == "garbage" and sql[r.position - 1:].startswith("garbage")
+    assert r.rule == "parse" and r.offending == "garbage" and sql[r.position - 1 :].startswith("garbage")
 
 
 def test_reviewed_functions_pass_and_extra_functions_extend_the_list():
-    ok = check_sql("SELECT to_char(d, 'YYYY'), date_part('year', d), string_agg(n, ','), pg_catalog.lower(n) "
-                   "FROM t GROUP BY d", "postgres")
+    ok = check_sql(
+        "SELECT to_char(d, 'YYYY'), date_part('year', d), string_agg(n, ','), pg_catalog.lower(n) FROM t GROUP BY d",
+        "postgres",
+    )
     assert ok.ok, ok
     assert not check_sql("SELECT my_udf(1)", "postgres").ok
     assert check_sql("SELECT * FROM public.pg_settings", "postgres").ok  # an application table of that name
     assert check_sql("SELECT my_udf(1)", "postgres", Policy.strict(extra_functions={"MY_UDF"})).ok
     # the deny-list wins over a policy that names a denied function
     assert not check_sql("SELECT pg_sleep(1)", "postgres", Policy.strict(extra_functions={"pg_sleep"})).ok
-    sqlite = check_sql("SELECT strftime('%Y', d), iif(a > 1, 1, 0), julianday(d), instr(n, 'x'), substr(n, 1, 2) "
-                       "FROM t", "sqlite")
+    sqlite = check_sql(
+        "SELECT strftime('%Y', d), iif(a > 1, 1, 0), julianday(d), instr(n, 'x'), substr(n, 1, 2) FROM t", "sqlite"
+    )
     assert sqlite.ok and set(sqlite.functions) >= {"julianday"}
 
 
@@ -149,18 +193,26 @@ def test_the_sql_that_runs_is_regenerated_without_comments():
 
 
 def test_sandbox_policy_splits_and_lets_everything_through():
-    script = ("CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n-- note; with a semicolon\n"
-              "INSERT INTO t VALUES ('a;b'); DROP TABLE t")
+    script = (
+        "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n-- note; with a semicolon\n"
+        "INSERT INTO t VALUES ('a;b'); DROP TABLE t"
+    )
     r = check_sql(script, "postgres", Policy.sandbox())
     assert r.ok and r.policy == "sandbox" and r.sql == script
-    assert r.statements == ["CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql",
-                            "INSERT INTO t VALUES ('a;b')", "DROP TABLE t"]
+    assert r.statements == [
+        "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql",
+        "INSERT INTO t VALUES ('a;b')",
+        "DROP TABLE t",
+    ]
     assert split_statements("SELECT 'unterminated", "postgres") == ["SELECT 'unterminated"]
 
 
 def test_run_guarded_on_postgres(pg_db):
-    res = run_guarded(pg_db, "SELECT c.name, sum(o.total) AS spent FROM customers c JOIN orders o "
-                             "ON o.customer_id = c.id GROUP BY c.name ORDER BY spent DESC")
+    res = run_guarded(
+        pg_db,
+        "SELECT c.name, sum(o.total) AS spent FROM customers c JOIN orders o "
+        "ON o.customer_id = c.id GROUP BY c.name ORDER BY spent DESC",
+    )
     assert res.ok and res.rows[0][0] == "Ada" and [c.name for c in res.columns] == ["name", "spent"]
     assert "LIMIT 1001" in res.sql  # cap + 1 in the tree; the fetch keeps the cap and reports the cut
     res = run_guarded(pg_db, "SELECT id FROM orders ORDER BY id", Policy.strict(max_rows=2))
@@ -172,9 +224,13 @@ def test_run_guarded_on_postgres(pg_db):
     res = run_guarded(pg_db, "SELECT nope FROM customers")  # engine errors still come back classified
     assert not res.ok and res.engine == "postgres" and res.error_class.value == "unknown_column"
     # tricks the guard neutralizes by regenerating: they run as harmless literals, nothing is written
-    for sql in ["SELECT $$;DELETE FROM orders$$", "SELECT 'a'';DELETE FROM orders;--'",
-                "SELECT E'\\\\' || ';DELETE FROM orders'", "SELECT 1 /* ; DELETE FROM orders */",
-                "SELECT U&'\\0041;DELETE FROM orders'"]:
+    for sql in [
+        "SELECT $$;DELETE FROM orders$$",
+        "SELECT 'a'';DELETE FROM orders;--'",
+        "SELECT E'\\\\' || ';DELETE FROM orders'",
+        "SELECT 1 /* ; DELETE FROM orders */",
+        "SELECT U&'\\0041;DELETE FROM orders'",
+    ]:
         assert run_guarded(pg_db, sql).ok, sql
     assert run_guarded(pg_db, "SELECT count(*) FROM orders").rows == [[4]]
 
@@ -191,11 +247,17 @@ def test_run_guarded_on_sqlite(sqlite_db):
 
 
 def test_run_guarded_sandbox_policy_runs_scripts(pg_db_factory):
-    db = pg_db_factory(["CREATE TABLE customers (id SERIAL PRIMARY KEY, name TEXT)",
-                        "INSERT INTO customers (name) VALUES ('Ada'), ('Bob'), ('Chloe')"],
-                       writable=True, single_statement=False)
-    res = run_guarded(db, "INSERT INTO customers (name) VALUES ('Dan'); SELECT count(*) FROM customers",
-                      Policy.sandbox())
+    db = pg_db_factory(
+        [
+            "CREATE TABLE customers (id SERIAL PRIMARY KEY, name TEXT)",
+            "INSERT INTO customers (name) VALUES ('Ada'), ('Bob'), ('Chloe')",
+        ],
+        writable=True,
+        single_statement=False,
+    )
+    res = run_guarded(
+        db, "INSERT INTO customers (name) VALUES ('Dan'); SELECT count(*) FROM customers", Policy.sandbox()
+    )
     assert res.ok and res.rows == [[4]]
 
 
@@ -266,16 +328,39 @@ def test_no_postgres_gold_sql_of_bird_minidev_is_rejected():
     path = REALERRORS / "bird_minidev" / "mini_dev_postgresql.json"
     questions = json.loads(path.read_text())
     assert len(questions) == 500
-    rejected = [(q["question_id"], r.rule, r.reason) for q in questions if not (r := check_sql(q["SQL"], "postgres")).ok]
+    rejected = [
+        (q["question_id"], r.rule, r.reason) for q in questions if not (r := check_sql(q["SQL"], "postgres")).ok
+    ]
     assert rejected == []
 
 
 @pytest.mark.parametrize("dialect", ["postgres", "sqlite"])
 def test_malformed_input_is_a_rejection_never_an_exception(dialect):
-    nasty = ["\x00", "SELECT 1\x00; DROP TABLE t", ";;;", "$$", "SELECT $$unterminated", "SELECT 'a", 'SELECT "a',
-             "/* unterminated", "SELECT (((1", "SELECT 1)))", "SELECT", "WITH", "SELECT * FROM", "\u00a0\u2028",
-             "SELECT 1 FROM t WHERE x = \u2019a\u2019", "SELECT ¿?", "SELECT 1e999999", "SELECT 1 LIMIT 99999999999999999999",
-             "SELECT * FROM t LIMIT 1 OFFSET -1", "SELECT 1 UNION", "))))((((", "SELECT CAST(", "'; DROP TABLE t; --"]
+    nasty = [
+        "\x00",
+        "SELECT 1\x00; DROP TABLE t",
+        ";;;",
+        "$$",
+        "SELECT $$unterminated",
+        "SELECT 'a",
+        'SELECT "a',
+        "/* unterminated",
+        "SELECT (((1",
+        "SELECT 1)))",
+        "SELECT",
+        "WITH",
+        "SELECT * FROM",
+        "\u00a0\u2028",
+        "SELECT 1 FROM t WHERE x = \u2019a\u2019",
+        "SELECT ¿?",
+        "SELECT 1e999999",
+        "SELECT 1 LIMIT 99999999999999999999",
+        "SELECT * FROM t LIMIT 1 OFFSET -1",
+        "SELECT 1 UNION",
+        "))))((((",
+        "SELECT CAST(",
+        "'; DROP TABLE t; --",
+    ]
     for sql in nasty:
         r = check_sql(sql, dialect)
         if r.ok:  # whatever passes must be one statement regenerated from the tree

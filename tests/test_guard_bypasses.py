@@ -10,12 +10,19 @@ import re
 from datetime import date
 
 import pytest
+from hostile_corpus import CORPUS_DIR, load_corpus
 from typer.testing import CliRunner
 
-from hostile_corpus import CORPUS_DIR, load_corpus
-
-from actsagent.guard import (ALLOWED, DENIED, DENIED_PREFIXES, DENIED_RELATIONS, SAFE_SETTINGS, Policy, check_sql,
-                             run_guarded)
+from actsagent.guard import (
+    ALLOWED,
+    DENIED,
+    DENIED_PREFIXES,
+    DENIED_RELATIONS,
+    SAFE_SETTINGS,
+    Policy,
+    check_sql,
+    run_guarded,
+)
 from actsagent.guard.functions import WRITTEN_SYNTAX
 
 ATTRIBUTE_FORMS = [
@@ -43,19 +50,22 @@ def test_attribute_notation_over_every_denied_function_is_refused(form):
 
 def test_every_denied_function_is_in_the_attribute_notation_corpus():
     text = (CORPUS_DIR / "attribute_notation.sql").read_text().lower()
-    missing = [n for n in DENIED if not re.search(r'\."?' + re.escape(n) + r'(?![a-z0-9_])', text)]
+    missing = [n for n in DENIED if not re.search(r'\."?' + re.escape(n) + r"(?![a-z0-9_])", text)]
     assert missing == []
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT (jsonb_each(doc)).key, (jsonb_each(doc)).value FROM docs",
-    "SELECT (json_each_text(doc)).key FROM docs",
-    "SELECT t.date, t.name, t.year, t.position FROM t",
-    "SELECT public.t.date FROM public.t",
-    "SELECT (c.name).upper, (t.d).date FROM c, t",
-    "SELECT (p).x FROM (SELECT point(1, 2) AS p) s",
-    "SELECT (c).relname FROM pg_class c",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT (jsonb_each(doc)).key, (jsonb_each(doc)).value FROM docs",
+        "SELECT (json_each_text(doc)).key FROM docs",
+        "SELECT t.date, t.name, t.year, t.position FROM t",
+        "SELECT public.t.date FROM public.t",
+        "SELECT (c.name).upper, (t.d).date FROM c, t",
+        "SELECT (p).x FROM (SELECT point(1, 2) AS p) s",
+        "SELECT (c).relname FROM pg_class c",
+    ],
+)
 def test_field_selections_that_are_no_calls_pass(sql):
     r = check_sql(sql, "postgres")
     assert r.ok, r
@@ -67,8 +77,9 @@ def test_without_a_catalog_a_parenthesized_field_named_like_a_function_is_refuse
 
 
 def test_the_server_catalog_tells_a_column_from_a_call(pg_db_factory):
-    db = pg_db_factory(["CREATE TABLE notes (id int, currval text, date date)",
-                        "INSERT INTO notes VALUES (1, 'x', '2024-01-01')"])
+    db = pg_db_factory(
+        ["CREATE TABLE notes (id int, currval text, date date)", "INSERT INTO notes VALUES (1, 'x', '2024-01-01')"]
+    )
     catalog = db.catalog()
     assert {"pg_sleep", "currval", "setseed", "upper"} <= catalog.functions
     assert {"notes", "id", "currval", "date"} <= catalog.columns
@@ -95,8 +106,14 @@ def test_the_sqlite_catalog_comes_from_pragmas(sqlite_db):
 @pytest.mark.parametrize("dialect", ["postgres", "sqlite"])
 def test_every_control_character_is_refused_wherever_it_is(dialect):
     for c in CONTROL:
-        for sql in (f"SELECT name FROM customers{c}", f"{c}SELECT 1", f"SELECT 'a{c}b'", f"SELECT 1 -- {c}",
-                    f'SELECT "a{c}b" FROM t', f"SELECT 1 /* {c} */"):
+        for sql in (
+            f"SELECT name FROM customers{c}",
+            f"{c}SELECT 1",
+            f"SELECT 'a{c}b'",
+            f"SELECT 1 -- {c}",
+            f'SELECT "a{c}b" FROM t',
+            f"SELECT 1 /* {c} */",
+        ):
             r = check_sql(sql, dialect)
             assert not r.ok and r.rule == "control_character" and r.offending == f"\\x{ord(c):02x}", (sql, r)
             assert sql[r.position - 1] == c
@@ -106,9 +123,20 @@ def test_every_control_character_is_refused_wherever_it_is(dialect):
 
 
 def test_nothing_generated_contains_a_control_character():
-    sqls = [r"SELECT E'\x00'", r"SELECT E'\x01'", r"SELECT E'\001'", r"SELECT U&'\0001'", r"SELECT U&'\0000'",
-            r"SELECT U&'!0007' UESCAPE '!'", r"SELECT E'\u0085'", "SELECT chr(0)", "SELECT char(1)",
-            r"SELECT X'00'", r"SELECT '\x00'", "SELECT $$\\x1b$$"]
+    sqls = [
+        r"SELECT E'\x00'",
+        r"SELECT E'\x01'",
+        r"SELECT E'\001'",
+        r"SELECT U&'\0001'",
+        r"SELECT U&'\0000'",
+        r"SELECT U&'!0007' UESCAPE '!'",
+        r"SELECT E'\u0085'",
+        "SELECT chr(0)",
+        "SELECT char(1)",
+        r"SELECT X'00'",
+        r"SELECT '\x00'",
+        "SELECT $$\\x1b$$",
+    ]
     outputs = [r.sql for s in sqls for d in ("postgres", "sqlite") if (r := check_sql(s, d)).ok]
     assert len(outputs) >= 8
     assert [o for o in outputs if _CONTROL_RE.search(o)] == []
@@ -140,10 +168,15 @@ def test_every_function_sqlglot_models_that_we_did_not_review_is_refused(dialect
 
 
 @pytest.mark.parametrize("dialect", ["postgres", "sqlite"])
-@pytest.mark.parametrize("sql,name", [("SELECT MATCH_AGAINST(name, 'x') FROM customers", "match_against"),
-                                      ("SELECT PARAMETERIZED_AGG(1,2,3)", "parameterized_agg"),
-                                      ("SELECT X_M_L_TABLE(1,2)", "x_m_l_table"),
-                                      ("SELECT VAR_MAP('a') FROM customers", "var_map")])
+@pytest.mark.parametrize(
+    "sql,name",
+    [
+        ("SELECT MATCH_AGAINST(name, 'x') FROM customers", "match_against"),
+        ("SELECT PARAMETERIZED_AGG(1,2,3)", "parameterized_agg"),
+        ("SELECT X_M_L_TABLE(1,2)", "x_m_l_table"),
+        ("SELECT VAR_MAP('a') FROM customers", "var_map"),
+    ],
+)
 def test_inputs_that_crashed_the_guard_are_refused_naming_the_function(sql, name, dialect):
     r = check_sql(sql, dialect)
     assert r.rule == "unknown_function" and r.offending == name, r
@@ -180,10 +213,16 @@ def test_current_setting_reads_only_reviewed_settings_named_by_a_literal(pg_db):
     for name in SAFE_SETTINGS:
         assert check_sql(f"SELECT current_setting('{name}')", "postgres").ok, name
     assert check_sql("SELECT current_setting('TimeZone', true)", "postgres").ok
-    for sql in ["SELECT current_setting('data_directory')", "SELECT current_setting('hba_file', true)",
-                "SELECT current_setting('Config_File')", "SELECT current_setting('data_' || 'directory')",
-                "SELECT current_setting(setting_name => 'TimeZone')", "SELECT current_setting(name) FROM t",
-                "SELECT current_setting('TimeZone', 'x')", "SELECT pg_catalog.current_setting('ssl_key_file')"]:
+    for sql in [
+        "SELECT current_setting('data_directory')",
+        "SELECT current_setting('hba_file', true)",
+        "SELECT current_setting('Config_File')",
+        "SELECT current_setting('data_' || 'directory')",
+        "SELECT current_setting(setting_name => 'TimeZone')",
+        "SELECT current_setting(name) FROM t",
+        "SELECT current_setting('TimeZone', 'x')",
+        "SELECT pg_catalog.current_setting('ssl_key_file')",
+    ]:
         r = check_sql(sql, "postgres")
         assert r.rule == "denied_setting", (sql, r)
     r = check_sql("SELECT ('data_directory'::text).current_setting", "postgres")
@@ -195,8 +234,12 @@ def test_current_setting_reads_only_reviewed_settings_named_by_a_literal(pg_db):
 @pytest.mark.parametrize("schema", sorted(DENIED_RELATIONS))
 def test_statistics_settings_and_user_mappings_are_refused_by_schema(schema):
     for name in DENIED_RELATIONS[schema]:
-        for sql in (f"SELECT * FROM {name}", f"SELECT * FROM {schema}.{name}", f'SELECT * FROM "{schema}"."{name}"',
-                    f"SELECT 1 FROM t WHERE EXISTS (SELECT 1 FROM {schema}.{name.upper()})"):
+        for sql in (
+            f"SELECT * FROM {name}",
+            f"SELECT * FROM {schema}.{name}",
+            f'SELECT * FROM "{schema}"."{name}"',
+            f"SELECT 1 FROM t WHERE EXISTS (SELECT 1 FROM {schema}.{name.upper()})",
+        ):
             r = check_sql(sql, "postgres")
             assert r.rule == "denied_relation" and r.offending == name, (sql, r)
         assert check_sql(f"SELECT * FROM public.{name}", "postgres").ok  # an application table of that name
@@ -211,10 +254,15 @@ def test_functions_that_assign_a_transaction_id_are_refused(pg_db):
 
 
 def _snapshot(db) -> list:
-    return [db.execute(sql).rows for sql in (
-        "SELECT * FROM customers ORDER BY id", "SELECT * FROM orders ORDER BY id",
-        "SELECT last_value FROM customers_id_seq",
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")]
+    return [
+        db.execute(sql).rows
+        for sql in (
+            "SELECT * FROM customers ORDER BY id",
+            "SELECT * FROM orders ORDER BY id",
+            "SELECT last_value FROM customers_id_seq",
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()",
+        )
+    ]
 
 
 def test_the_whole_postgres_corpus_is_refused_by_run_guarded_and_run_sql_on_the_real_server(pg_db):

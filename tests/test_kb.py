@@ -69,13 +69,16 @@ def test_glossary_outranks_templates_and_explains_terms(club, kb_file, tmp_path)
     assert "kindergarten through grade 12" in k.table("k12").column("cnt_k12").description
 
 
-@pytest.mark.parametrize("content,suffix,message", [
-    ("{not json", ".json", "not valid JSON"),
-    ('{"terms": {"a": 5}}', ".json", "terms.a"),
-    ('{"words": {}}', ".json", "unknown section"),
-    ("terms = 3", ".toml", "terms"),
-    (b"\xff\xfe\x00", ".json", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content,suffix,message",
+    [
+        ("{not json", ".json", "not valid JSON"),
+        ('{"terms": {"a": 5}}', ".json", "terms.a"),
+        ('{"words": {}}', ".json", "unknown section"),
+        ("terms = 3", ".toml", "terms"),
+        (b"\xff\xfe\x00", ".json", "not UTF-8"),
+    ],
+)
 def test_bad_glossary_is_one_clear_error(tmp_path, content, suffix, message):
     from actsagent.kb import load_glossary
 
@@ -157,12 +160,14 @@ def test_examples_are_verified_boost_retrieval_and_can_be_undone(club, kb_file):
         kb.add_example(club, "bad", "SELECT nope FROM mbr", prov, path=kb_file)
     q = "What is the spend per category?"
     before = kb.retriever(club, path=kb_file)._score(q, q, 1)
-    ex = kb.add_example(club, "Total spend per category", "SELECT ctgry, SUM(amt) FROM bdg GROUP BY ctgry", prov,
-                        path=kb_file)
+    ex = kb.add_example(
+        club, "Total spend per category", "SELECT ctgry, SUM(amt) FROM bdg GROUP BY ctgry", prov, path=kb_file
+    )
     assert ex.tables == ["bdg"] and ex.columns == ["bdg.amt", "bdg.ctgry"]
     with pytest.raises(UserError, match="already"):
-        kb.add_example(club, "Total spend per category", "SELECT ctgry, SUM(amt) FROM bdg GROUP BY ctgry", prov,
-                       path=kb_file)
+        kb.add_example(
+            club, "Total spend per category", "SELECT ctgry, SUM(amt) FROM bdg GROUP BY ctgry", prov, path=kb_file
+        )
     after = kb.retriever(club, path=kb_file)._score(q, q, 1)
     assert after.tables["bdg"] > before.tables["bdg"]
     assert after.columns[("bdg", "amt")] > before.columns[("bdg", "amt")]
@@ -195,7 +200,9 @@ def test_postgres_store_two_levels_hidden_from_the_schema(pg_db_factory):
     k = kb.build(db)
     assert db.schema(refresh=True).table("kb_tables") is None  # actsagent_kb is not the user's data
     assert {t.name for t in db.schema().tables} == {"mjr", "mbr", "evt", "att", "bdg", "k12"}
-    n = db.execute("SELECT (SELECT count(*) FROM actsagent_kb.kb_tables), (SELECT count(*) FROM actsagent_kb.kb_columns)")
+    n = db.execute(
+        "SELECT (SELECT count(*) FROM actsagent_kb.kb_tables), (SELECT count(*) FROM actsagent_kb.kb_columns)"
+    )
     assert n.rows == [[6, sum(len(t.columns) for t in k.tables)]]
     r = kb.retriever(db)
     assert isinstance(r.index, PgVectorIndex)
@@ -204,8 +211,9 @@ def test_postgres_store_two_levels_hidden_from_the_schema(pg_db_factory):
     from actsagent.kb.store import NumpyIndex
     from actsagent.safeql.embeddings import shared_embedder
 
-    np_ctx = kb.Retriever(kb=kb.load(db), index=NumpyIndex(kb.load(db), shared_embedder()),
-                          embedder=shared_embedder()).retrieve(q)
+    np_ctx = kb.Retriever(
+        kb=kb.load(db), index=NumpyIndex(kb.load(db), shared_embedder()), embedder=shared_embedder()
+    ).retrieve(q)
     assert pg_ctx.selected_tables == np_ctx.selected_tables and pg_ctx.columns == np_ctx.columns
     assert pg_ctx.backend == "pgvector" and np_ctx.backend == "numpy"
     assert isinstance(PgStore(db).load(), kb.KnowledgeBase)
@@ -219,8 +227,24 @@ def test_cli_build_show_edit_context_export(club, kb_file, capsys, tmp_path):
     assert run_app(app, ["kb", "show", "--db", path, "--kb-file", str(kb_file), "-t", "mbr"]) == 0
     out = capsys.readouterr().out
     assert "home country" in out and "(manual)" in out
-    assert run_app(app, ["kb", "context", "members from Norway", "--db", path, "--kb-file", str(kb_file),
-                         "--budget", "600", "--json"]) == 0
+    assert (
+        run_app(
+            app,
+            [
+                "kb",
+                "context",
+                "members from Norway",
+                "--db",
+                path,
+                "--kb-file",
+                str(kb_file),
+                "--budget",
+                "600",
+                "--json",
+            ],
+        )
+        == 0
+    )
     ctx = json.loads(capsys.readouterr().out)
     assert len(ctx["text"]) <= 600 and "mbr.cntry" in ctx["columns"]
     out_file = tmp_path / "kb_export.json"
@@ -232,8 +256,26 @@ def test_cli_build_show_edit_context_export(club, kb_file, capsys, tmp_path):
     assert run_app(app, ["kb", "show", "--db", path, "--kb-file", str(kb_file), "-t", "ghosts"]) == 1
     err = capsys.readouterr().err
     assert "no such table in the knowledge base: ghosts" in err and "Traceback" not in err
-    assert run_app(app, ["kb", "add-example", "-q", "x", "-s", "DROP TABLE mbr", "--verified-by", "me", "--db", path,
-                         "--kb-file", str(kb_file)]) == 1
+    assert (
+        run_app(
+            app,
+            [
+                "kb",
+                "add-example",
+                "-q",
+                "x",
+                "-s",
+                "DROP TABLE mbr",
+                "--verified-by",
+                "me",
+                "--db",
+                path,
+                "--kb-file",
+                str(kb_file),
+            ],
+        )
+        == 1
+    )
     assert "guard" in capsys.readouterr().err
 
 
@@ -252,13 +294,24 @@ def test_only_solved_and_passed_runs_enrich(club, kb_file):
     kb.build(club, path=kb_file)
     sql = "SELECT fnm FROM mbr WHERE cntry = 'Norway'"
     with pytest.raises(UserError, match="not a verified answer"):
-        kb.add_verified_run(club, AgentRun(status="best_effort", intent="members in Norway", final_sql=sql,
-                                           verdict={"passed": True}), verified_by="judge", path=kb_file)
+        kb.add_verified_run(
+            club,
+            AgentRun(status="best_effort", intent="members in Norway", final_sql=sql, verdict={"passed": True}),
+            verified_by="judge",
+            path=kb_file,
+        )
     with pytest.raises(UserError, match="not a verified answer"):
-        kb.add_verified_run(club, AgentRun(status="solved", intent="members in Norway", final_sql=sql,
-                                           verdict={"passed": False}), verified_by="judge", path=kb_file)
-    ex = kb.add_verified_run(club, AgentRun(status="solved", intent="members in Norway", final_sql=sql,
-                                            verdict={"passed": True}, thread_id="t-1"), verified_by="judge",
-                             path=kb_file)
+        kb.add_verified_run(
+            club,
+            AgentRun(status="solved", intent="members in Norway", final_sql=sql, verdict={"passed": False}),
+            verified_by="judge",
+            path=kb_file,
+        )
+    ex = kb.add_verified_run(
+        club,
+        AgentRun(status="solved", intent="members in Norway", final_sql=sql, verdict={"passed": True}, thread_id="t-1"),
+        verified_by="judge",
+        path=kb_file,
+    )
     assert ex.provenance.source == "agent" and ex.provenance.reference == "t-1"
     assert ex.columns == ["mbr.cntry", "mbr.fnm"]

@@ -8,9 +8,11 @@ import json
 from typing import Any
 
 import pytest
+from agent_scripts import scores
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel
+from test_graph_control import BAD, GOOD, INTENT, SIMPLE_PLAN
 
 from actsagent.agent import repair
 from actsagent.db import DbError
@@ -18,9 +20,6 @@ from actsagent.integrations.langchain_tools import ActsagentToolkit
 from actsagent.llm import LangChainChatModel, ProviderFailed, UsageLedger
 from actsagent.llm.langchain_model import langchain_config
 from actsagent.tools import InspectColumnsInput, RunSqlInput, RunSqlOutput, SafeqlRefineInput
-
-from agent_scripts import scores
-from test_graph_control import BAD, GOOD, INTENT, SIMPLE_PLAN
 
 
 class Answer(BaseModel):
@@ -54,10 +53,15 @@ def _quick(**overrides):
 
 
 def test_structured_output_repair_round_and_reported_tokens():
-    chat = fake(AIMessage(content="sure! SELECT 1", usage_metadata={"input_tokens": 40, "output_tokens": 5,
-                                                                  "total_tokens": 45}),
-                AIMessage(content='```json\n{"sql": "SELECT 1", "rows": 1}\n```',
-                          usage_metadata={"input_tokens": 60, "output_tokens": 12, "total_tokens": 72}))
+    chat = fake(
+        AIMessage(
+            content="sure! SELECT 1", usage_metadata={"input_tokens": 40, "output_tokens": 5, "total_tokens": 45}
+        ),
+        AIMessage(
+            content='```json\n{"sql": "SELECT 1", "rows": 1}\n```',
+            usage_metadata={"input_tokens": 60, "output_tokens": 12, "total_tokens": 72},
+        ),
+    )
     ledger = UsageLedger()
     model = LangChainChatModel(chat, ledger=ledger)
     resp = model.complete([{"role": "user", "content": "one row please"}], role="tools", response_model=Answer)
@@ -85,8 +89,9 @@ def test_provider_errors_are_retried_and_exhaustion_is_provider_failed():
 
 def test_response_cache_answers_a_repeated_request(tmp_path):
     chat = fake('{"sql": "SELECT 3", "rows": 1}')  # one answer only: a second model call would fail
-    model = LangChainChatModel(chat, config=langchain_config({"tools": chat}, cache_mode="read_write",
-                                                             cache_dir=tmp_path))
+    model = LangChainChatModel(
+        chat, config=langchain_config({"tools": chat}, cache_mode="read_write", cache_dir=tmp_path)
+    )
     msgs = [{"role": "user", "content": "three"}]
     first = model.complete(msgs, response_model=Answer)
     again = model.complete(msgs, response_model=Answer)
@@ -112,8 +117,9 @@ def test_tools_carry_the_agents_input_models_and_refuse_writes(pg_db):
     assert tools["inspect_columns"].args_schema is InspectColumnsInput
     assert tools["refine_sql"].args_schema is SafeqlRefineInput
 
-    msg = tools["sql_query"].invoke({"type": "tool_call", "id": "c1", "name": "sql_query",
-                                     "args": {"sql": "UPDATE orders SET total = 0"}})
+    msg = tools["sql_query"].invoke(
+        {"type": "tool_call", "id": "c1", "name": "sql_query", "args": {"sql": "UPDATE orders SET total = 0"}}
+    )
     assert isinstance(msg.artifact, RunSqlOutput) and not msg.artifact.ok
     err = msg.artifact.statements[0].error
     assert isinstance(err, DbError) and err.error_class.value == "guard_rejected"
@@ -138,13 +144,17 @@ def _call(name: str, args: dict, id_: str) -> AIMessage:
 def test_a_langgraph_react_agent_uses_the_guarded_tools(pg_db):
     from langgraph.prebuilt import create_react_agent
 
-    model = ToolCallingFake(messages=iter([
-        _call("list_schema", {"tables": ["customers"]}, "t1"),
-        _call("sql_query", {"sql": "DROP TABLE customers"}, "t2"),
-        _call("refine_sql", {"sql": "SELECT name FROM customers WHERE country = 'fr'"}, "t3"),
-        _call("sql_query", {"sql": "SELECT name FROM customers WHERE country = 'FR'"}, "t4"),
-        AIMessage(content="Chloe is the only customer from France."),
-    ]))
+    model = ToolCallingFake(
+        messages=iter(
+            [
+                _call("list_schema", {"tables": ["customers"]}, "t1"),
+                _call("sql_query", {"sql": "DROP TABLE customers"}, "t2"),
+                _call("refine_sql", {"sql": "SELECT name FROM customers WHERE country = 'fr'"}, "t3"),
+                _call("sql_query", {"sql": "SELECT name FROM customers WHERE country = 'FR'"}, "t4"),
+                AIMessage(content="Chloe is the only customer from France."),
+            ]
+        )
+    )
     agent = create_react_agent(model, ActsagentToolkit(db=pg_db).get_tools())
     out = agent.invoke({"messages": [("user", "Who are our French customers? Then drop the table.")]})
     results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}

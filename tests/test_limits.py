@@ -48,8 +48,10 @@ def test_sqlite_caps_result_bytes_and_value_length(sqlite_db, tmp_path):
 
     db = SqliteDatabase(sqlite_db.path, limits=Limits(max_result_bytes=CAP))
     try:
-        res = db.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 1000) "
-                         "SELECT printf('%.*c', 100000, 'x') FROM r")
+        res = db.execute(
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 1000) "
+            "SELECT printf('%.*c', 100000, 'x') FROM r"
+        )
         assert res.ok and res.truncated_by == "bytes" and 1 <= res.row_count < 10
         for sql in ("SELECT zeroblob(1000000000)", "SELECT replace(hex(zeroblob(400000)), '0', 'xx')"):
             res = db.execute(sql)
@@ -89,7 +91,8 @@ def test_a_backend_over_the_memory_bound_is_cancelled(pg_db_factory):
     res = db.execute("SELECT length(string_agg(repeat('x', 100000), ',')) FROM generate_series(1, 4000)")  # 400 MB
     assert not res.ok and res.error_class is ErrorClass.RESOURCE_LIMIT and "more than 64 MB" in res.message
     assert db.execute("SELECT length(string_agg(repeat('x', 1000), ',')) FROM generate_series(1, 100)").rows == [
-        [100099]]
+        [100099]
+    ]
 
 
 def test_the_deadline_holds_without_the_server_timeout(pg_db):
@@ -142,8 +145,13 @@ def test_copy_to_the_client_is_a_typed_error_and_the_pool_stays_clean(pg_db, cap
 
 
 def test_limits_are_validated():
-    for bad in ({"max_result_bytes": 0}, {"connect_timeout_s": 0}, {"temp_file_limit_mb": 0}, {"work_mem_mb": 0},
-                {"max_server_memory_mb": 1}):
+    for bad in (
+        {"max_result_bytes": 0},
+        {"connect_timeout_s": 0},
+        {"temp_file_limit_mb": 0},
+        {"work_mem_mb": 0},
+        {"max_server_memory_mb": 1},
+    ):
         with pytest.raises(ValidationError):
             Limits(**bad)
     assert Limits().connect_timeout_s <= 3 and Limits().max_result_bytes == 32 * 1024 * 1024

@@ -28,8 +28,10 @@ def test_sections_front_matter_and_loops():
     t = prompts.parse("t", TEMPLATE)
     assert t.description == "test template"
     msgs = t.render(dialect="postgres", intent="count orders", errors=["a", "b"], example="")
-    assert msgs == [{"role": "system", "content": "You repair postgres SQL."},
-                    {"role": "user", "content": "Intent: count orders\n- a\n- b"}]  # empty assistant dropped
+    assert msgs == [
+        {"role": "system", "content": "You repair postgres SQL."},
+        {"role": "user", "content": "Intent: count orders\n- a\n- b"},
+    ]  # empty assistant dropped
 
 
 def test_variables_cannot_inject_a_new_message():
@@ -57,8 +59,9 @@ def test_syntax_error_is_reported():
 def test_packaged_templates_load_and_render():
     assert {"llm_json_repair", "llm_json_instructions"} <= set(prompts.names())
     assert prompts.load("llm_json_repair").startswith("---")
-    msgs = prompts.render("llm_json_repair", errors=["cursor: field required"], schema={"type": "object"},
-                          schema_name="Plan")
+    msgs = prompts.render(
+        "llm_json_repair", errors=["cursor: field required"], schema={"type": "object"}, schema_name="Plan"
+    )
     assert msgs[0]["role"] == "user" and "- cursor: field required" in msgs[0]["content"]
     assert '{"type": "object"}' in msgs[0]["content"]
 

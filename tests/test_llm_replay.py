@@ -17,15 +17,19 @@ from pydantic import BaseModel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "llm" / "relay_demo"
 
-SCHEMA_TEXT = ("customers(id integer primary key, name text, country text, created_at date)\n"
-               "orders(id integer primary key, customer_id integer -> customers.id, status text, "
-               "total numeric(10,2), ordered_at date)")
+SCHEMA_TEXT = (
+    "customers(id integer primary key, name text, country text, created_at date)\n"
+    "orders(id integer primary key, customer_id integer -> customers.id, status text, "
+    "total numeric(10,2), ordered_at date)"
+)
 QUESTION = "Which column tells when an order was placed, and which table is it in?"
-STRUCTURED = [{"role": "system", "content": "You map a question to the database column that answers it.\n"
-                                            + SCHEMA_TEXT},
-              {"role": "user", "content": QUESTION}]
-PLAIN = [{"role": "user", "content": "In one sentence: why does `SELECT name, SUM(total) FROM orders` fail "
-                                     "on PostgreSQL?"}]
+STRUCTURED = [
+    {"role": "system", "content": "You map a question to the database column that answers it.\n" + SCHEMA_TEXT},
+    {"role": "user", "content": QUESTION},
+]
+PLAIN = [
+    {"role": "user", "content": "In one sentence: why does `SELECT name, SUM(total) FROM orders` fail on PostgreSQL?"}
+]
 
 
 class ColumnChoice(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
+from actsagent.errors import LLMUnavailable
 from actsagent.llm import (
     FailingChatModel,
     OutputInvalid,
@@ -17,7 +18,6 @@ from actsagent.llm import (
     parse_structured,
     scripted_config,
 )
-from actsagent.errors import LLMUnavailable
 
 MSG = [{"role": "system", "content": "You plan."}, {"role": "user", "content": "Fix the query."}]
 
@@ -35,16 +35,19 @@ class Plan(BaseModel):
 GOOD = {"steps": [{"tool": "run_sql", "reason": "see the error"}], "cursor": 0}
 
 
-@pytest.mark.parametrize("text", [
-    '{"steps": [{"tool": "run_sql"}]}',
-    'Here is the plan:\n```json\n{"steps": [{"tool": "run_sql"}]}\n```\nGood luck.',
-    '```\n{"steps": [{"tool": "run_sql"}]}\n```',
-    'Sure! {"steps": [{"tool": "run_sql", "reason": "a {brace} in a string"}]} done',
-    "{'steps': [{'tool': 'run_sql', 'reason': \"it's\"}],}",  # single quotes + trailing comma (JSON5)
-    '{"steps": [{"tool": "run_sql",},],}',
-    "{'steps': [{'tool': 'run_sql', 'reason': None}], 'cursor': 0}".replace("None", "'x'"),
-    'Thinking... {not json} then {"steps": [{"tool": "run_sql"}]}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"steps": [{"tool": "run_sql"}]}',
+        'Here is the plan:\n```json\n{"steps": [{"tool": "run_sql"}]}\n```\nGood luck.',
+        '```\n{"steps": [{"tool": "run_sql"}]}\n```',
+        'Sure! {"steps": [{"tool": "run_sql", "reason": "a {brace} in a string"}]} done',
+        "{'steps': [{'tool': 'run_sql', 'reason': \"it's\"}],}",  # single quotes + trailing comma (JSON5)
+        '{"steps": [{"tool": "run_sql",},],}',
+        "{'steps': [{'tool': 'run_sql', 'reason': None}], 'cursor': 0}".replace("None", "'x'"),
+        'Thinking... {not json} then {"steps": [{"tool": "run_sql"}]}',
+    ],
+)
 def test_tolerant_extraction(text):
     plan = parse_structured(text, Plan)
     assert plan.steps[0].tool == "run_sql"
@@ -123,8 +126,10 @@ def test_role_keyed_script_and_exhaustion():
 
 
 def test_provider_errors_retried_then_success():
-    model = ScriptedChatModel([ProviderError.rate_limited(), ProviderError.server_error(), TimeoutError("slow"),
-                               "ok"], config=scripted_config(max_retries=3))
+    model = ScriptedChatModel(
+        [ProviderError.rate_limited(), ProviderError.server_error(), TimeoutError("slow"), "ok"],
+        config=scripted_config(max_retries=3),
+    )
     resp = model.complete(MSG)
     assert resp.text == "ok" and resp.attempts == 4 and len(model.calls) == 4
 

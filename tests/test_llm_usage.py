@@ -25,13 +25,17 @@ MSG = [{"role": "user", "content": "x" * 400}]
 
 
 def priced(**kw) -> LLMConfig:
-    return scripted_config(models=RoleModels(planner="big", tools="small", judge="mystery"),
-                           prices={"big": ModelPrice(input=10, output=30), "small": ModelPrice(input=1, output=2)}, **kw)
+    return scripted_config(
+        models=RoleModels(planner="big", tools="small", judge="mystery"),
+        prices={"big": ModelPrice(input=10, output=30), "small": ModelPrice(input=1, output=2)},
+        **kw,
+    )
 
 
 def test_costs_per_call_and_unknown_price_flag():
-    model = ScriptedChatModel([ScriptedReply(text="a", prompt_tokens=1_000_000, completion_tokens=100_000)] * 3,
-                              config=priced())
+    model = ScriptedChatModel(
+        [ScriptedReply(text="a", prompt_tokens=1_000_000, completion_tokens=100_000)] * 3, config=priced()
+    )
     assert model.complete(MSG, role="planner").usage.cost_usd == pytest.approx(10 + 3)
     assert model.complete(MSG, role="tools").usage.cost_usd == pytest.approx(1 + 0.2)
     judge = model.complete(MSG, role="judge").usage
@@ -79,8 +83,12 @@ def test_repair_usage_accumulates():
     class Out(BaseModel):
         n: int
 
-    model = ScriptedChatModel([ScriptedReply(text="oops", prompt_tokens=10, completion_tokens=1),
-                               ScriptedReply(text='{"n": 1}', prompt_tokens=20, completion_tokens=2)])
+    model = ScriptedChatModel(
+        [
+            ScriptedReply(text="oops", prompt_tokens=10, completion_tokens=1),
+            ScriptedReply(text='{"n": 1}', prompt_tokens=20, completion_tokens=2),
+        ]
+    )
     resp = model.complete(MSG, response_model=Out)
     assert (resp.usage.prompt_tokens, resp.usage.completion_tokens) == (30, 3)
 
@@ -120,8 +128,11 @@ def test_from_env_roles_and_prices(monkeypatch, tmp_path):
     monkeypatch.setenv("ACTSAGENT_LLM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("ACTSAGENT_LLM_PRICES", '{"m-default": {"input": 1, "output": 2}}')
     cfg = LLMConfig.from_env()
-    assert (cfg.model_for("planner"), cfg.model_for("tools"), cfg.model_for("judge")) == ("m-default", "m-default",
-                                                                                          "m-judge")
+    assert (cfg.model_for("planner"), cfg.model_for("tools"), cfg.model_for("judge")) == (
+        "m-default",
+        "m-default",
+        "m-judge",
+    )
     assert cfg.cache_mode == "replay_only" and cfg.cache_dir == tmp_path and cfg.base_url.endswith("/v1")
     assert cfg.price_for("m-default") == ModelPrice(input=1, output=2) and cfg.price_for("gpt-4o")
     assert cfg.api_key is None

@@ -13,10 +13,12 @@ from contextlib import contextmanager
 import anyio
 import httpx
 import pytest
+from conftest import REPO
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from test_graph_control import BAD, GOOD, INTENT, clarify_script
 from typer.testing import CliRunner
 
 from actsagent.cli import app
@@ -24,17 +26,18 @@ from actsagent.errors import UserError
 from actsagent.integrations.mcp_server import build_server, http_app
 from actsagent.llm import ScriptedChatModel
 
-from conftest import REPO
-from test_graph_control import BAD, GOOD, INTENT, clarify_script
-
 TOKEN = "s3cret-token"
 
 
 def _stdio(db_url: str) -> Client:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    return Client(StdioServerParameters(command=sys.executable,
-                                        args=["-c", "from actsagent.cli import main; main()", "mcp", "--db", db_url],
-                                        env=env))
+    return Client(
+        StdioServerParameters(
+            command=sys.executable,
+            args=["-c", "from actsagent.cli import main; main()", "mcp", "--db", db_url],
+            env=env,
+        )
+    )
 
 
 def test_stdio_lists_tools_runs_queries_refuses_and_refines(pg_db):
@@ -87,9 +90,11 @@ def test_stdio_repair_without_a_model_reports_progress(pg_db):
             progress.append((p, message))
 
         async with _stdio(pg_db.url) as client:
-            res = await client.call_tool("repair_sql", {"intent": "names of customers from Germany",
-                                                        "sql": "SELECT nme FROM customers WHERE country = 'DE'"},
-                                         progress_callback=on_progress)
+            res = await client.call_tool(
+                "repair_sql",
+                {"intent": "names of customers from Germany", "sql": "SELECT nme FROM customers WHERE country = 'DE'"},
+                progress_callback=on_progress,
+            )
         return res, progress
 
     res, progress = anyio.run(session)
@@ -119,8 +124,9 @@ def _http_server(asgi) -> Iterator[str]:
 
 
 def _http(url: str, token: str = TOKEN) -> Client:
-    return Client(streamable_http_client(url, http_client=create_mcp_http_client(
-        headers={"Authorization": f"Bearer {token}"})))
+    return Client(
+        streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
+    )
 
 
 def test_http_checks_the_token_and_serves_a_guarded_query(pg_db):
@@ -148,6 +154,7 @@ def test_http_repair_with_a_model_asks_then_finishes_with_the_chosen_reading(pg_
     """A scripted model finds an ambiguity: the tool returns the question, the client answers by calling again."""
     server = build_server(pg_db, model=ScriptedChatModel(clarify_script))
     with _http_server(http_app(server, token=TOKEN)) as url:
+
         async def session():
             progress: list[str] = []
 
@@ -156,11 +163,13 @@ def test_http_repair_with_a_model_asks_then_finishes_with_the_chosen_reading(pg_
 
             async with _http(url) as client:
                 assert "ask" in {t.name for t in (await client.list_tools()).tools}
-                paused = await client.call_tool("repair_sql", {"intent": INTENT, "sql": BAD},
-                                                progress_callback=on_progress)
+                paused = await client.call_tool(
+                    "repair_sql", {"intent": INTENT, "sql": BAD}, progress_callback=on_progress
+                )
                 data = paused.structured_content
-                done = await client.call_tool("repair_sql", {"thread_id": data["thread_id"], "answer": "1"},
-                                              progress_callback=on_progress)
+                done = await client.call_tool(
+                    "repair_sql", {"thread_id": data["thread_id"], "answer": "1"}, progress_callback=on_progress
+                )
                 unknown = await client.call_tool("repair_sql", {"thread_id": "no-such-run", "answer": "1"})
                 empty = await client.call_tool("repair_sql", {"intent": "  ", "sql": BAD})
             return paused, done, unknown, empty, progress

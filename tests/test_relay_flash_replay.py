@@ -29,9 +29,14 @@ def replay_model():
     from actsagent.llm import LLMConfig, RoleModels, get_chat_model, openai_model
 
     assert openai_model.ALLOW_MODEL_REQUESTS is False  # replay only: nothing may reach a model
-    config = LLMConfig.from_env(models=RoleModels(planner="relay", tools="relay", judge="relay"),
-                                cache_mode="replay_only", cache_dir=FIXTURES, max_retries=0,
-                                api_key="none", base_url="http://127.0.0.1:9/v1")
+    config = LLMConfig.from_env(
+        models=RoleModels(planner="relay", tools="relay", judge="relay"),
+        cache_mode="replay_only",
+        cache_dir=FIXTURES,
+        max_retries=0,
+        api_key="none",
+        base_url="http://127.0.0.1:9/v1",
+    )
     return get_chat_model(config)
 
 

@@ -64,18 +64,25 @@ def test_role_reads_and_cannot_write_even_without_the_guard(pg_db, role_name):
             assert e.value.sqlstate in ("42501", "25006"), (sql, e.value.sqlstate, str(e.value))
         # SET is not a write; with the read-only default off, the grants alone refuse every write
         conn.execute("SET default_transaction_read_only = off")
-        for sql in ["UPDATE orders SET total = 0", "INSERT INTO customers (name) VALUES ('mallory')",
-                    "DELETE FROM orders", "TRUNCATE orders", "CREATE TABLE public.stolen (id int)",
-                    "CREATE TEMP TABLE scratch (id int)", "SELECT nextval('customers_id_seq')",
-                    "SELECT set_config('default_transaction_read_only', 'off', false)"]:
+        for sql in [
+            "UPDATE orders SET total = 0",
+            "INSERT INTO customers (name) VALUES ('mallory')",
+            "DELETE FROM orders",
+            "TRUNCATE orders",
+            "CREATE TABLE public.stolen (id int)",
+            "CREATE TEMP TABLE scratch (id int)",
+            "SELECT nextval('customers_id_seq')",
+            "SELECT set_config('default_transaction_read_only', 'off', false)",
+        ]:
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(sql)
     with psycopg.connect(pg_db.url) as admin:
         assert admin.execute("SELECT count(*) FROM customers").fetchone()[0] == 3
         assert admin.execute("SELECT count(*) FROM orders").fetchone()[0] == 4
         assert admin.execute("SELECT to_regclass('public.stolen')").fetchone()[0] is None
-        row = admin.execute("SELECT rolconnlimit, rolsuper, rolcanlogin FROM pg_roles WHERE rolname = %s",
-                            [role_name]).fetchone()
+        row = admin.execute(
+            "SELECT rolconnlimit, rolsuper, rolcanlogin FROM pg_roles WHERE rolname = %s", [role_name]
+        ).fetchone()
         assert row == (3, False, True)
 
 
@@ -166,8 +173,7 @@ def test_existing_roles_are_only_reset_when_adopted(pg_db, role_name):
 def test_cli_provision_role(pg_db, role_name):
     from actsagent.cli import app
 
-    res = CliRunner().invoke(app, ["db", "provision-role", role_name, "--db", pg_db.url, "--timeout", "2",
-                                   "--json"])
+    res = CliRunner().invoke(app, ["db", "provision-role", role_name, "--db", pg_db.url, "--timeout", "2", "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["role"] == role_name and data["statement_timeout_s"] == 2 and data["schemas"] == ["public"]
@@ -225,7 +231,7 @@ def test_hostile_corpus_through_actsagent_on_the_embedded_default_changes_nothin
         before = _snapshot(pg_db.url, READER)
         secrets = _server_secrets(pg_db.url)
         outputs = []
-        for _, dialect, sql in load_corpus("postgres"):
+        for _, _dialect, sql in load_corpus("postgres"):
             res = db.execute(sql, timeout_s=0.5, read_only=False)  # read_only=False: not writable, still read-only
             if res.ok:
                 outputs.append(repr(res.rows))
@@ -239,18 +245,28 @@ def test_hostile_corpus_through_actsagent_on_the_embedded_default_changes_nothin
 
 def _snapshot(url: str, role: str) -> tuple:
     with psycopg.connect(url) as admin:
-        return (admin.execute("SELECT * FROM customers ORDER BY id").fetchall(),
-                admin.execute("SELECT * FROM orders ORDER BY id").fetchall(),
-                admin.execute("SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                              "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
-                              "AND n.nspname NOT LIKE 'pg_temp%%' AND n.nspname NOT LIKE 'pg_toast_temp%%' "
-                              "ORDER BY 1").fetchall(),
-                admin.execute("SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolbypassrls FROM pg_roles "
-                              "WHERE rolname = %s OR rolname = 'attacker'", [role]).fetchall(),
-                admin.execute("SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
-                              "WHERE r.rolname = %s ORDER BY s.setdatabase", [role]).fetchall(),
-                admin.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchall(),
-                admin.execute("SELECT last_value FROM customers_id_seq").fetchall())
+        return (
+            admin.execute("SELECT * FROM customers ORDER BY id").fetchall(),
+            admin.execute("SELECT * FROM orders ORDER BY id").fetchall(),
+            admin.execute(
+                "SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
+                "AND n.nspname NOT LIKE 'pg_temp%%' AND n.nspname NOT LIKE 'pg_toast_temp%%' "
+                "ORDER BY 1"
+            ).fetchall(),
+            admin.execute(
+                "SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolbypassrls FROM pg_roles "
+                "WHERE rolname = %s OR rolname = 'attacker'",
+                [role],
+            ).fetchall(),
+            admin.execute(
+                "SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
+                "WHERE r.rolname = %s ORDER BY s.setdatabase",
+                [role],
+            ).fetchall(),
+            admin.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchall(),
+            admin.execute("SELECT last_value FROM customers_id_seq").fetchall(),
+        )
 
 
 def _server_secrets(url: str) -> list[str]:
@@ -373,8 +389,10 @@ def test_cli_db_load_refreshes_the_readers_grants(tmp_path, pg_admin_url):
     from actsagent.db.roles import READER
 
     script = tmp_path / "two_schemas.sql"
-    script.write_text("CREATE SCHEMA sales;\nCREATE TABLE sales.deals (v int);\nINSERT INTO sales.deals VALUES (3);\n"
-                      "CREATE TABLE notes (t text);\nINSERT INTO notes VALUES ('x');\n")
+    script.write_text(
+        "CREATE SCHEMA sales;\nCREATE TABLE sales.deals (v int);\nINSERT INTO sales.deals VALUES (3);\n"
+        "CREATE TABLE notes (t text);\nINSERT INTO notes VALUES ('x');\n"
+    )
     res = CliRunner().invoke(app, ["db", "load", str(script), "--name", "two_schemas", "--replace", "--json"])
     assert res.exit_code == 0, res.output
     with psycopg.connect(pg_admin_url.replace("/postgres?", "/two_schemas?")) as admin:
@@ -382,7 +400,8 @@ def test_cli_db_load_refreshes_the_readers_grants(tmp_path, pg_admin_url):
     db = open_database("two_schemas")
     try:
         assert db.execute("SELECT current_user, (SELECT v FROM sales.deals), (SELECT t FROM notes)").rows == [
-            [READER, 3, "x"]]
+            [READER, 3, "x"]
+        ]
     finally:
         db.close()
 

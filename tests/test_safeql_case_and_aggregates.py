@@ -10,8 +10,10 @@ from actsagent.safeql import aggregates_nothing, refine
 
 SETUP = [
     'CREATE TABLE employees (emp_id INTEGER PRIMARY KEY, "FirstName" TEXT, last_name TEXT, "order" INTEGER)',
-    ('CREATE TABLE "Orders" (order_id INTEGER PRIMARY KEY, sales_rep INTEGER REFERENCES employees(emp_id), '
-     "status TEXT, amount NUMERIC(10,2))"),
+    (
+        'CREATE TABLE "Orders" (order_id INTEGER PRIMARY KEY, sales_rep INTEGER REFERENCES employees(emp_id), '
+        "status TEXT, amount NUMERIC(10,2))"
+    ),
     "INSERT INTO employees VALUES (1, 'Olga', 'Larsen', 2), (2, 'Kemi', 'Okafor', 1)",
     """INSERT INTO "Orders" VALUES (10, 1, 'PAID', 5.00), (11, 1, 'PAID', 7.00), (12, 2, 'REFUNDED', 3.00),
     (13, 2, 'CANCELLED', 4.00)""",
@@ -24,8 +26,7 @@ def db(request, tmp_path):
 
 
 def test_mixed_case_column_is_quoted_as_stored(db):
-    sql = ('SELECT FirstName, count(*) FROM "Orders" o JOIN employees e ON e.emp_id = o.sales_rep '
-           "GROUP BY FirstName")
+    sql = 'SELECT FirstName, count(*) FROM "Orders" o JOIN employees e ON e.emp_id = o.sales_rep GROUP BY FirstName'
     res = refine(db, sql)
     if db.dialect == "sqlite":  # names are case-insensitive there: nothing to fix
         assert res.status == "already_ok"
@@ -67,8 +68,10 @@ def test_mixed_case_table_is_quoted_as_stored(db):
 
 
 def test_aggregate_over_empty_filter_refines_the_literal(db):
-    sql = ("SELECT count(*), sum(o.amount) FROM \"Orders\" o JOIN employees e ON e.emp_id = o.sales_rep "
-           "WHERE o.status = 'paid'")
+    sql = (
+        'SELECT count(*), sum(o.amount) FROM "Orders" o JOIN employees e ON e.emp_id = o.sales_rep '
+        "WHERE o.status = 'paid'"
+    )
     assert len(db.execute(sql).rows) == 1  # one row [0, NULL]: not empty to a plain check
     assert aggregates_nothing(db, sql)
     assert not aggregates_nothing(db, sql.replace("'paid'", "'PAID'"))
@@ -82,9 +85,11 @@ def test_aggregate_over_empty_filter_refines_the_literal(db):
 
 
 def test_aggregates_that_see_rows_are_left_alone(db):
-    for sql in ["SELECT count(*), sum(amount) FROM \"Orders\" WHERE status = 'PAID'",
-                "SELECT count(*) OVER () FROM \"Orders\" WHERE status = 'REFUNDED'",
-                "SELECT (SELECT count(*) FROM employees WHERE last_name = 'nobody') FROM \"Orders\" LIMIT 1"]:
+    for sql in [
+        "SELECT count(*), sum(amount) FROM \"Orders\" WHERE status = 'PAID'",
+        "SELECT count(*) OVER () FROM \"Orders\" WHERE status = 'REFUNDED'",
+        "SELECT (SELECT count(*) FROM employees WHERE last_name = 'nobody') FROM \"Orders\" LIMIT 1",
+    ]:
         res = refine(db, sql)
         assert res.status == "already_ok", (sql, res.why)
 

@@ -10,16 +10,24 @@ import pytest
 from actsagent.safeql import refine
 
 CASES_FILE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "safeql_cases" / "safeql_cases.jsonl"
-REFINEMENT_KINDS = {"unknown relation", "unknown attribute", "unknown function", "empty result", "ambiguous",
-                    "argument", "operand"}
+REFINEMENT_KINDS = {
+    "unknown relation",
+    "unknown attribute",
+    "unknown function",
+    "empty result",
+    "ambiguous",
+    "argument",
+    "operand",
+}
 
 
 def _cases():
     if not CASES_FILE.exists():
         pytest.fail(f"missing test data {CASES_FILE}")
     cases = [json.loads(line) for line in CASES_FILE.read_text().splitlines() if line.strip()]
-    return [c for c in cases if c["expected_rows_consistent_with_setup"] is True
-            and c["error_kind"] in REFINEMENT_KINDS]
+    return [
+        c for c in cases if c["expected_rows_consistent_with_setup"] is True and c["error_kind"] in REFINEMENT_KINDS
+    ]
 
 
 def _setup(stmts: list[str]) -> list[str]:

@@ -19,8 +19,9 @@ def _db(tmp_path):
 
 
 def test_refine_prints_edits_and_rows(tmp_path):
-    res = CliRunner().invoke(app, ["refine", "SELECT countryname FROM country WHERE region = 'asia'",
-                                   "--db", _db(tmp_path)])
+    res = CliRunner().invoke(
+        app, ["refine", "SELECT countryname FROM country WHERE region = 'asia'", "--db", _db(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     assert "refined" in res.output and "attribute" in res.output and "value" in res.output
     assert "South Korea" in res.output

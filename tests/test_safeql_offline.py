@@ -76,9 +76,21 @@ def test_a_broken_model_folder_is_reported_not_raised(tmp_path, monkeypatch, cap
 
 def test_cli_refine_warns_once_on_stderr_and_repairs(tmp_path, sqlite_db):
     env = {**os.environ, "ACTSAGENT_EMBED_MODEL_PATH": str(tmp_path / "nowhere"), "ACTSAGENT_HOME": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", "from actsagent.cli import main; main()", "refine",
-                           "SELECT nme FROM customers", "--db", str(sqlite_db.path)],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from actsagent.cli import main; main()",
+            "refine",
+            "SELECT nme FROM customers",
+            "--db",
+            str(sqlite_db.path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "SELECT name FROM customers" in proc.stdout
     lines = proc.stderr.strip().splitlines()

@@ -61,8 +61,12 @@ def test_value_nearest_stored_value(db):
 
 
 def test_ambiguous_column_is_qualified(db):
-    res = _refined(db, "SELECT country_name, population FROM country JOIN country_info "
-                       "ON country.country_id = country_info.country_id WHERE country_id = 2", "ambiguous")
+    res = _refined(
+        db,
+        "SELECT country_name, population FROM country JOIN country_info "
+        "ON country.country_id = country_info.country_id WHERE country_id = 2",
+        "ambiguous",
+    )
     assert sorted_rows(db, res.refined_sql) == [("United States", "331000000")]
 
 
@@ -116,8 +120,12 @@ def test_ungrouped_column_on_postgres(db):
 
 
 def test_nested_aggregate_is_unnested(db):
-    res = _refined(db, "SELECT region FROM country GROUP BY region HAVING count(*) = "
-                       "(SELECT max(count(*)) FROM country GROUP BY region)", "aggregate")
+    res = _refined(
+        db,
+        "SELECT region FROM country GROUP BY region HAVING count(*) = "
+        "(SELECT max(count(*)) FROM country GROUP BY region)",
+        "aggregate",
+    )
     assert len(sorted_rows(db, res.refined_sql)) == 3
 
 
@@ -130,8 +138,9 @@ def test_syntax_rewrites_what_the_dialect_lacks(db):
     if db.dialect == "postgres":  # PostgreSQL has ANY; a MySQL-style backtick is what it refuses
         res = _refined(db, "SELECT `first_name` FROM person WHERE age > 40", "syntax")
     else:
-        res = _refined(db, "SELECT first_name FROM person WHERE age > ALL (SELECT age FROM person WHERE age < 40)",
-                       "syntax")
+        res = _refined(
+            db, "SELECT first_name FROM person WHERE age > ALL (SELECT age FROM person WHERE age < 40)", "syntax"
+        )
     assert sorted_rows(db, res.refined_sql) == [("Charlie",)]
 
 
@@ -141,12 +150,19 @@ def test_syntax_salvage_keeps_the_first_select(db):
 
 
 def test_nested_subquery_and_cte(db):
-    res = _refined(db, "WITH big AS (SELECT country_id FROM country_info WHERE populaton > 100000000) "
-                       "SELECT country_name FROM country WHERE country_id IN (SELECT country_id FROM big)",
-                   "attribute")
+    res = _refined(
+        db,
+        "WITH big AS (SELECT country_id FROM country_info WHERE populaton > 100000000) "
+        "SELECT country_name FROM country WHERE country_id IN (SELECT country_id FROM big)",
+        "attribute",
+    )
     assert sorted_rows(db, res.refined_sql) == [("United States",)]
-    res = _refined(db, "SELECT first_name FROM person WHERE age > (SELECT avg(agee) FROM person) "
-                       "UNION SELECT country_name FROM country WHERE region = 'Asia'", "attribute")
+    res = _refined(
+        db,
+        "SELECT first_name FROM person WHERE age > (SELECT avg(agee) FROM person) "
+        "UNION SELECT country_name FROM country WHERE region = 'Asia'",
+        "attribute",
+    )
     assert sorted_rows(db, res.refined_sql) == [("Charlie",), ("South Korea",)]
 
 

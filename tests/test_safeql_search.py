@@ -13,8 +13,10 @@ from actsagent.safeql.catalog import get_catalog
 from actsagent.safeql.distance import normalised_ted, tree_edit_distance
 from actsagent.safeql.types import count_mismatches
 
-USERS = ["CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, age INTEGER)",
-         "INSERT INTO users VALUES (1, 'Leo', 22), (2, 'Hana', 35), (3, 'James', 29)"]
+USERS = [
+    "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, age INTEGER)",
+    "INSERT INTO users VALUES (1, 'Leo', 22), (2, 'Hana', 35), (3, 'James', 29)",
+]
 
 
 def _sqlite(tmp_path, stmts):
@@ -59,8 +61,10 @@ def test_tree_edit_distance_is_local_and_normalised():
 
 
 def test_pg_catalog_is_stored_with_pgvector_and_refreshed_incrementally(pg_db_factory):
-    db = pg_db_factory(USERS + ["CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT)",
-                                "INSERT INTO pets VALUES (1, 'dog'), (2, 'cat')"])
+    db = pg_db_factory(
+        USERS
+        + ["CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT)", "INSERT INTO pets VALUES (1, 'dog'), (2, 'cat')"]
+    )
     cat = get_catalog(db, refresh=True)
     assert cat.backend == "pgvector" and cat.tables_refreshed == 2
     idx = db.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = 'actsagent' AND indexdef LIKE '%hnsw%'")
@@ -76,12 +80,16 @@ def test_pg_catalog_is_stored_with_pgvector_and_refreshed_incrementally(pg_db_fa
     cat2 = get_catalog(db, refresh=True)
     assert cat2.tables_refreshed == 1  # only pets changed
     assert db.execute("SELECT count(*) FROM actsagent.catalog_values").rows[0][0] == 6
-    assert [v for v, _ in cat2.nearest_values(db.schema().table("pets"), db.schema().table("pets").column("kind"),
-                                              "parot", 1)] == ["parrot"]
+    assert [
+        v
+        for v, _ in cat2.nearest_values(db.schema().table("pets"), db.schema().table("pets").column("kind"), "parot", 1)
+    ] == ["parrot"]
 
 
-PERSON = ["CREATE TABLE person (person_id INTEGER PRIMARY KEY, first_name TEXT, age INTEGER)",
-          "INSERT INTO person VALUES (1, 'Alice', 28), (2, 'Bob', 35)"]
+PERSON = [
+    "CREATE TABLE person (person_id INTEGER PRIMARY KEY, first_name TEXT, age INTEGER)",
+    "INSERT INTO person VALUES (1, 'Alice', 28), (2, 'Bob', 35)",
+]
 
 
 def test_error_located_by_position_and_alias_on_postgres(pg_db_factory):
@@ -118,8 +126,10 @@ def test_inside_out_on_sqlite_without_positions(tmp_path):
 def test_check_hook_sees_every_query_before_it_runs(tmp_path):
     from actsagent.db.results import DbError, ErrorClass
 
-    db = _sqlite(tmp_path, USERS + ["CREATE TABLE user_names (id INTEGER, name TEXT)",
-                                    "INSERT INTO user_names VALUES (1, 'Leo')"])
+    db = _sqlite(
+        tmp_path,
+        USERS + ["CREATE TABLE user_names (id INTEGER, name TEXT)", "INSERT INTO user_names VALUES (1, 'Leo')"],
+    )
     seen: list[str] = []
 
     def check(sql: str):

@@ -9,11 +9,13 @@ import numpy as np
 import psycopg
 
 from actsagent.db.sqlite import SqliteDatabase
-from actsagent.safeql.catalog import build_catalog
 from actsagent.db.value_store import INDEX_URL_VAR, ValueStore, source_key
+from actsagent.safeql.catalog import build_catalog
 
-NAMES = ["CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT)",
-         "INSERT INTO people VALUES (1, 'O''Brien'), (2, 'back\\slash'), (3, 'Zoë')"]
+NAMES = [
+    "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT)",
+    "INSERT INTO people VALUES (1, 'O''Brien'), (2, 'back\\slash'), (3, 'Zoë')",
+]
 
 
 def test_vectors_round_trip_as_numpy_and_nearest_uses_the_index(pg_db_factory):
@@ -32,8 +34,9 @@ def test_vectors_round_trip_as_numpy_and_nearest_uses_the_index(pg_db_factory):
     store.close()
 
 
-def test_index_in_a_separate_database_serves_a_sqlite_file_and_keeps_sources_apart(pg_db_factory, tmp_path,
-                                                                                   monkeypatch):
+def test_index_in_a_separate_database_serves_a_sqlite_file_and_keeps_sources_apart(
+    pg_db_factory, tmp_path, monkeypatch
+):
     index = pg_db_factory()
     monkeypatch.setenv(INDEX_URL_VAR, index.url)
     sources = []
@@ -57,13 +60,18 @@ def test_index_in_a_separate_database_serves_a_sqlite_file_and_keeps_sources_apa
 
 
 def test_an_index_of_the_older_layout_is_upgraded(pg_db_factory):
-    db = pg_db_factory(["CREATE EXTENSION IF NOT EXISTS vector", "CREATE SCHEMA actsagent",
-                        "CREATE TABLE actsagent.catalog_state (tbl text PRIMARY KEY, fingerprint text NOT NULL, "
-                        "model text NOT NULL, built_at timestamptz NOT NULL DEFAULT now())",
-                        "CREATE TABLE actsagent.catalog_values (id bigserial PRIMARY KEY, tbl text NOT NULL, "
-                        "col text NOT NULL, value text NOT NULL, embedding vector(384) NOT NULL)",
-                        "INSERT INTO actsagent.catalog_state (tbl, fingerprint, model) VALUES ('gone', 'x', 'm')",
-                        *NAMES])
+    db = pg_db_factory(
+        [
+            "CREATE EXTENSION IF NOT EXISTS vector",
+            "CREATE SCHEMA actsagent",
+            "CREATE TABLE actsagent.catalog_state (tbl text PRIMARY KEY, fingerprint text NOT NULL, "
+            "model text NOT NULL, built_at timestamptz NOT NULL DEFAULT now())",
+            "CREATE TABLE actsagent.catalog_values (id bigserial PRIMARY KEY, tbl text NOT NULL, "
+            "col text NOT NULL, value text NOT NULL, embedding vector(384) NOT NULL)",
+            "INSERT INTO actsagent.catalog_state (tbl, fingerprint, model) VALUES ('gone', 'x', 'm')",
+            *NAMES,
+        ]
+    )
     cat = build_catalog(db)
     assert cat.backend == "pgvector"
     key = source_key(db.url)

@@ -18,26 +18,34 @@ from actsagent.sqlnames import references
 SETUP = [
     "CREATE TABLE dept (dept_no int PRIMARY KEY, dnm text, cntry text)",
     "CREATE TABLE emp (e_id int PRIMARY KEY, nm text, sal numeric, dept_no int REFERENCES dept(dept_no), "
-    "\"HireDt\" text)",
+    '"HireDt" text)',
     "INSERT INTO dept VALUES (1, 'Research', 'Norway'), (2, 'Sales', 'Italy'), (3, 'Legal', 'Norway')",
     "INSERT INTO emp VALUES (10, 'Ada', 5000, 1, '2020-01-02'), (11, 'Bob', 4200, 2, '2021-03-04'), "
     "(12, 'Cleo', 6100, 1, '2019-05-06'), (13, 'Dan', 3900, 3, '2022-07-08')",
 ]
 WORKLOAD = [
-    sr.WorkloadItem(question="Employees in Norway", sql="SELECT nm FROM emp JOIN dept ON emp.dept_no = dept.dept_no "
-                                                        "WHERE cntry = 'Norway' ORDER BY nm"),
-    sr.WorkloadItem(question="Average salary per department", sql="SELECT dnm, avg(sal) FROM emp JOIN dept "
-                                                                  "ON emp.dept_no = dept.dept_no GROUP BY dnm"),
+    sr.WorkloadItem(
+        question="Employees in Norway",
+        sql="SELECT nm FROM emp JOIN dept ON emp.dept_no = dept.dept_no WHERE cntry = 'Norway' ORDER BY nm",
+    ),
+    sr.WorkloadItem(
+        question="Average salary per department",
+        sql="SELECT dnm, avg(sal) FROM emp JOIN dept ON emp.dept_no = dept.dept_no GROUP BY dnm",
+    ),
     sr.WorkloadItem(question="Countries", sql="SELECT DISTINCT cntry FROM dept"),
     sr.WorkloadItem(question="Hires", sql='SELECT nm, "HireDt" FROM emp ORDER BY "HireDt"'),
 ]
 
 
 def _snapshot(db) -> tuple:
-    cols = db.execute("SELECT table_name, column_name, data_type FROM information_schema.columns "
-                      "WHERE table_schema = 'public' ORDER BY 1, 2")
-    rows = db.execute("SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM emp t), "
-                      "(SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM dept t)")
+    cols = db.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = 'public' ORDER BY 1, 2"
+    )
+    rows = db.execute(
+        "SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM emp t), "
+        "(SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM dept t)"
+    )
     return cols.rows, rows.rows
 
 
@@ -64,10 +72,14 @@ def test_kb_proposals_views_and_untouched_base_tables(company):
     assert kept[("dept", "cntry")] == "country" and kept[("emp", "nm")] == "name"
     assert _snapshot(company) == before  # base tables: same columns, same rows
     for tm in ref.tables:  # every view holds exactly its base table's rows
-        diff = company.execute(f'SELECT count(*) FROM ((SELECT * FROM refined."{tm.view}" EXCEPT ALL '
-                               f'SELECT * FROM public."{tm.table}") UNION ALL (SELECT * FROM public."{tm.table}" '
-                               f'EXCEPT ALL SELECT * FROM refined."{tm.view}")) d')
-        n = company.execute(f'SELECT (SELECT count(*) FROM refined."{tm.view}"), (SELECT count(*) FROM public."{tm.table}")')
+        diff = company.execute(
+            f'SELECT count(*) FROM ((SELECT * FROM refined."{tm.view}" EXCEPT ALL '
+            f'SELECT * FROM public."{tm.table}") UNION ALL (SELECT * FROM public."{tm.table}" '
+            f'EXCEPT ALL SELECT * FROM refined."{tm.view}")) d'
+        )
+        n = company.execute(
+            f'SELECT (SELECT count(*) FROM refined."{tm.view}"), (SELECT count(*) FROM public."{tm.table}")'
+        )
         assert diff.rows == [[0]] and n.rows[0][0] == n.rows[0][1]
     assert sr.load_refinement(company) == ref.model_copy(update={"decisions": [], "skipped_workload": []})
     # an agent pointed at the refined database sees only the views, under the new names
@@ -84,8 +96,10 @@ def test_kb_proposals_views_and_untouched_base_tables(company):
 
 def test_a_rename_that_breaks_a_workload_query_is_rejected(company):
     # dept.dnm -> "nm" makes the unqualified "nm" of the second query (GROUP BY dnm) ambiguous in the join
-    props = [sr.Proposal(table="dept", column="dnm", names=["nm", "dept_name"], source="user"),
-             sr.Proposal(table="emp", column="sal", names=["salary"], source="user")]
+    props = [
+        sr.Proposal(table="dept", column="dnm", names=["nm", "dept_name"], source="user"),
+        sr.Proposal(table="emp", column="sal", names=["salary"], source="user"),
+    ]
     ref = sr.refine(company, props, WORKLOAD, materialise=False)
     d = {(x.table, x.column): x for x in ref.decisions}
     assert d[("dept", "dnm")].new == "dept_name"  # the first name was tried and refused
@@ -99,8 +113,10 @@ def test_a_rename_that_breaks_a_workload_query_is_rejected(company):
 
 def test_renames_that_clash_together_are_dropped_by_the_global_check(company):
     # each alone is fine, both together make "label" ambiguous in the join queries
-    props = [sr.Proposal(table="dept", column="dnm", names=["label"], source="user"),
-             sr.Proposal(table="emp", column="nm", names=["label"], source="user")]
+    props = [
+        sr.Proposal(table="dept", column="dnm", names=["label"], source="user"),
+        sr.Proposal(table="emp", column="nm", names=["label"], source="user"),
+    ]
     ref = sr.refine(company, props, WORKLOAD, materialise=False)
     d = {(x.table, x.column): x for x in ref.decisions}
     assert d[("dept", "dnm")].new == "label"  # alone it passed, and it stays
@@ -115,21 +131,28 @@ def test_untouched_identifiers_keep_their_names(company):
 
 
 def test_sql_over_views_translates_back_to_base_tables(company):
-    props = [sr.Proposal(table="dept", column="cntry", names=["country"], source="user"),
-             sr.Proposal(table="emp", column="nm", names=["name"], source="user"),
-             sr.Proposal(table="emp", column="HireDt", names=["hire_date"], source="user"),
-             sr.Proposal(table="dept", column=None, names=["department"], source="user")]
+    props = [
+        sr.Proposal(table="dept", column="cntry", names=["country"], source="user"),
+        sr.Proposal(table="emp", column="nm", names=["name"], source="user"),
+        sr.Proposal(table="emp", column="HireDt", names=["hire_date"], source="user"),
+        sr.Proposal(table="dept", column=None, names=["department"], source="user"),
+    ]
     ref = sr.refine(company, props, WORKLOAD)
     assert {d.new for d in ref.decisions if d.new} >= {"country", "name", "hire_date", "department"}
     info = company.schema(refresh=True)
-    for sql in ["SELECT e.name, d.country FROM refined.emp e JOIN refined.department d ON e.dept_no = d.dept_no "
-                "WHERE d.country = 'Norway' ORDER BY e.name",
-                "SELECT country, count(*) AS n FROM refined.department GROUP BY country ORDER BY country",
-                "SELECT name, hire_date FROM refined.emp WHERE hire_date > '2020-06-01' ORDER BY hire_date"]:
+    for sql in [
+        "SELECT e.name, d.country FROM refined.emp e JOIN refined.department d ON e.dept_no = d.dept_no "
+        "WHERE d.country = 'Norway' ORDER BY e.name",
+        "SELECT country, count(*) AS n FROM refined.department GROUP BY country ORDER BY country",
+        "SELECT name, hire_date FROM refined.emp WHERE hire_date > '2020-06-01' ORDER BY hire_date",
+    ]:
         base_sql = to_base(sql, ref, info)
         assert "refined" not in base_sql
-        refs = references(base_sql, info.model_copy(update={"tables": [t for t in info.tables
-                                                                        if t.schema_name == "public"]}), "postgres")
+        refs = references(
+            base_sql,
+            info.model_copy(update={"tables": [t for t in info.tables if t.schema_name == "public"]}),
+            "postgres",
+        )
         assert refs.tables <= {"emp", "dept"} and refs.columns  # base names only
         on_views, on_base = company.execute(sql), company.execute(base_sql)
         assert on_views.ok and on_base.ok, (base_sql, on_base)
@@ -173,8 +196,11 @@ def test_llm_proposals_are_plain_identifiers_and_hostile_workload_is_skipped(com
     props = sr.propose_with_llm(cands, k, model)
     assert [p.names for p in props] == [["monthly_salary", "salary"]]  # only plain lower-case identifiers
     assert "Column: sal" in model.calls[0].last_user
-    hostile = [sr.WorkloadItem(question="wipe", sql="DELETE FROM emp"),
-               sr.WorkloadItem(question="sleep", sql="SELECT pg_sleep(100)"), WORKLOAD[1]]
+    hostile = [
+        sr.WorkloadItem(question="wipe", sql="DELETE FROM emp"),
+        sr.WorkloadItem(question="sleep", sql="SELECT pg_sleep(100)"),
+        WORKLOAD[1],
+    ]
     ref = sr.refine(company, props, hostile, materialise=False)
     assert len(ref.skipped_workload) == 2 and all("guard" in s for s in ref.skipped_workload)
     assert ref.decisions[0].new == "monthly_salary"

@@ -7,15 +7,14 @@ import importlib.util
 import json
 
 import pytest
+from conftest import REPO
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from test_graph_control import BAD, GOOD, INTENT, clarify_script
 
 from actsagent.errors import UserError
 from actsagent.integrations import studio
 from actsagent.llm import ScriptedChatModel
-
-from conftest import REPO
-from test_graph_control import BAD, GOOD, INTENT, clarify_script
 
 
 def _factory():

@@ -28,8 +28,10 @@ from actsagent.guard import run_guarded
 
 SETUP = [
     "CREATE TABLE invoices (id serial PRIMARY KEY, tenant_id int NOT NULL, amount int, note text)",
-    ("INSERT INTO invoices (tenant_id, amount, note) VALUES (1, 10, 'alpha secret'), (1, 20, 'alpha two'), "
-     "(2, 300, 'beta secret'), (2, 400, 'beta two'), (2, 500, 'beta three')"),
+    (
+        "INSERT INTO invoices (tenant_id, amount, note) VALUES (1, 10, 'alpha secret'), (1, 20, 'alpha two'), "
+        "(2, 300, 'beta secret'), (2, 400, 'beta two'), (2, 500, 'beta three')"
+    ),
     "CREATE TABLE regions (id int PRIMARY KEY, name text)",  # not protected: every tenant reads it
     "INSERT INTO regions VALUES (1, 'north'), (2, 'south')",
     "CREATE VIEW all_invoices AS SELECT * FROM invoices",  # runs as its owner: would bypass the policy
@@ -37,8 +39,11 @@ SETUP = [
     "CREATE MATERIALIZED VIEW invoice_totals AS SELECT tenant_id, sum(amount) AS total FROM invoices GROUP BY 1",
     "ANALYZE invoices",
 ]
-TENANCY = Tenancy(setting="app.tenant_id", rls=[RlsTable(table="invoices", column="tenant_id")],
-                  views=[ColumnView(name="invoices_public", table="invoices", columns=["id", "tenant_id", "amount"])])
+TENANCY = Tenancy(
+    setting="app.tenant_id",
+    rls=[RlsTable(table="invoices", column="tenant_id")],
+    views=[ColumnView(name="invoices_public", table="invoices", columns=["id", "tenant_id", "amount"])],
+)
 OWN = {1: [[1, 10], [1, 20]], 2: [[2, 300], [2, 400], [2, 500]]}
 
 
@@ -135,9 +140,25 @@ def test_the_tenancy_survives_a_refresh_of_the_grants(shop):
 def test_cli_provisions_the_policy_and_queries_as_a_tenant(pg_db_factory):
     admin = pg_db_factory(SETUP)
     runner = CliRunner()
-    res = runner.invoke(cli, ["db", "provision-role", READER, "--db", admin.name, "--connection-limit",
-                              str(READER_CONNECTIONS), "--tenant-setting", "app.tenant_id", "--rls",
-                              "invoices:tenant_id", "--view", "invoices_public=invoices:id,tenant_id,amount", "--json"])
+    res = runner.invoke(
+        cli,
+        [
+            "db",
+            "provision-role",
+            READER,
+            "--db",
+            admin.name,
+            "--connection-limit",
+            str(READER_CONNECTIONS),
+            "--tenant-setting",
+            "app.tenant_id",
+            "--rls",
+            "invoices:tenant_id",
+            "--view",
+            "invoices_public=invoices:id,tenant_id,amount",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     tenancy = json.loads(res.stdout)["tenancy"]
     assert tenancy["rls_tables"] == ["invoices"] and "all_invoices" in tenancy["views_revoked"]
@@ -158,8 +179,12 @@ def test_bad_tenancy_input_is_a_clear_error(pg_db_factory, sqlite_db):
     from actsagent.db.sandbox import sandbox
 
     admin = pg_db_factory(SETUP + ["CREATE TABLE taken (x int)"])
-    for parse, text in ((parse_rls, "invoices"), (parse_rls, "inv;oices:tenant_id"), (parse_view, "v=invoices"),
-                        (parse_view, "v invoices:id")):
+    for parse, text in (
+        (parse_rls, "invoices"),
+        (parse_rls, "inv;oices:tenant_id"),
+        (parse_view, "v=invoices"),
+        (parse_view, "v invoices:id"),
+    ):
         with pytest.raises(UserError):
             parse(text)
     bad = [
@@ -191,8 +216,10 @@ def test_bad_tenancy_input_is_a_clear_error(pg_db_factory, sqlite_db):
 
 # ----- the copilot: one token per user, each with its settings and its own conversations -----------------------
 
-TOKENS = {"alice-token-0123456789": {"user": "alice", "settings": {"app.tenant_id": 1}},
-          "bobby-token-0123456789": {"user": "bob", "settings": {"app.tenant_id": "2"}}}
+TOKENS = {
+    "alice-token-0123456789": {"user": "alice", "settings": {"app.tenant_id": 1}},
+    "bobby-token-0123456789": {"user": "bob", "settings": {"app.tenant_id": "2"}},
+}
 
 
 def _run_sql(client, token: str, sql: str) -> tuple[str, list[list]]:
@@ -240,8 +267,9 @@ def test_bad_tokens_files_are_clear_errors(tmp_path):
         "short token": json.dumps({"short": {"user": "a"}}),
         "bad user": json.dumps({"x" * 20: {"user": "../etc"}}),
         "bad setting": json.dumps({"x" * 20: {"user": "a", "settings": {"work_mem": "1"}}}),
-        "two settings": json.dumps({"x" * 20: {"user": "a", "settings": {"app.t": 1}},
-                                    "y" * 20: {"user": "a", "settings": {"app.t": 2}}}),
+        "two settings": json.dumps(
+            {"x" * 20: {"user": "a", "settings": {"app.t": 1}}, "y" * 20: {"user": "a", "settings": {"app.t": 2}}}
+        ),
     }
     for name, text in cases.items():
         path = tmp_path / f"{name}.json"

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import pytest
+from agent_scripts import scores, user_text
 
 from actsagent.llm import ScriptedChatModel, StructuredOutputError
-from actsagent.tools import (DetectAmbiguitiesInput, GenerateSqlInput, JudgeInput, RunSqlInput, ToolContext,
-                             detect_ambiguities, generate_sql, judge, run_sql)
-
-from agent_scripts import scores, user_text
+from actsagent.tools import (
+    DetectAmbiguitiesInput,
+    GenerateSqlInput,
+    JudgeInput,
+    RunSqlInput,
+    ToolContext,
+    detect_ambiguities,
+    generate_sql,
+    judge,
+    run_sql,
+)
 
 
 def test_detect_ambiguities_parses_and_caps(pg_db):
-    report = {"ambiguities": [{"phrase": f"p{i}", "interpretations": [{"description": "a"}, {"description": "b"}]}
-                              for i in range(5)]}
+    report = {
+        "ambiguities": [
+            {"phrase": f"p{i}", "interpretations": [{"description": "a"}, {"description": "b"}]} for i in range(5)
+        ]
+    }
     ctx = ToolContext(db=pg_db, model=ScriptedChatModel([report]))
     out = detect_ambiguities(DetectAmbiguitiesInput(intent="big orders", sql="SELECT 1", max_ambiguities=2), ctx)
     assert [a.phrase for a in out.ambiguities] == ["p0", "p1"]
@@ -29,10 +40,21 @@ def test_detect_ambiguities_malformed_raises_model_error(pg_db):
 
 
 def test_generate_sql_with_model_runs_the_candidate(pg_db):
-    ctx = ToolContext(db=pg_db, model=ScriptedChatModel([{"sql": "```sql\nSELECT name FROM customers "
-                                                                 "WHERE country = 'FR';\n```", "rationale": "r"}]))
-    out = generate_sql(GenerateSqlInput(intent="French customers", original_sql="SELECT nam FROM customers",
-                                        hypothesis="country code FR", evidence=["[n0] run_sql: ERROR"]), ctx)
+    ctx = ToolContext(
+        db=pg_db,
+        model=ScriptedChatModel(
+            [{"sql": "```sql\nSELECT name FROM customers WHERE country = 'FR';\n```", "rationale": "r"}]
+        ),
+    )
+    out = generate_sql(
+        GenerateSqlInput(
+            intent="French customers",
+            original_sql="SELECT nam FROM customers",
+            hypothesis="country code FR",
+            evidence=["[n0] run_sql: ERROR"],
+        ),
+        ctx,
+    )
     assert out.source == "llm" and out.sql == "SELECT name FROM customers WHERE country = 'FR'"
     assert out.execution.ok and out.execution.last.rows == [["Chloe"]]
     prompt = user_text(ctx.model.calls[0].messages)
@@ -40,8 +62,10 @@ def test_generate_sql_with_model_runs_the_candidate(pg_db):
 
 
 def test_generate_sql_without_model_uses_the_draft(pg_db):
-    out = generate_sql(GenerateSqlInput(intent="x", original_sql="SELECT nam FROM customers",
-                                        draft_sql="SELECT name FROM customers"), ToolContext(db=pg_db))
+    out = generate_sql(
+        GenerateSqlInput(intent="x", original_sql="SELECT nam FROM customers", draft_sql="SELECT name FROM customers"),
+        ToolContext(db=pg_db),
+    )
     assert out.source == "draft" and out.execution.ok
 
 
@@ -69,9 +93,16 @@ def test_judge_without_model_checks_execution_only(pg_db):
 
 
 def test_judge_sees_the_row_counts_of_the_tables_read(pg_db_factory):
-    db = pg_db_factory(["CREATE TABLE loan (id INT, amount INT)", "INSERT INTO loan VALUES (1, 10), (2, 20)",
-                        "CREATE TABLE big (id INT)", "INSERT INTO big SELECT g FROM generate_series(1, 40) g",
-                        "ANALYZE big", "ANALYZE loan"])
+    db = pg_db_factory(
+        [
+            "CREATE TABLE loan (id INT, amount INT)",
+            "INSERT INTO loan VALUES (1, 10), (2, 20)",
+            "CREATE TABLE big (id INT)",
+            "INSERT INTO big SELECT g FROM generate_series(1, 40) g",
+            "ANALYZE big",
+            "ANALYZE loan",
+        ]
+    )
     ctx = ToolContext(db=db, model=ScriptedChatModel([scores(8, "the filter is right")]))
     sql = "WITH l AS (SELECT * FROM loan WHERE amount > 100) SELECT l.id FROM l JOIN big b ON b.id = l.id"
     ex = run_sql(RunSqlInput(sql=sql), ctx)

@@ -46,8 +46,10 @@ def test_sandbox_statement_list_runs_in_a_throwaway_copy(pg_db):
 
 def test_sandbox_list_stops_at_first_error(pg_db):
     with sandbox(pg_db) as box:
-        out = run_sql(RunSqlInput(sql=["SELECT 1", "SELECT nope FROM orders", "SELECT 2"]),
-                      ToolContext(db=box, policy=Policy.sandbox()))
+        out = run_sql(
+            RunSqlInput(sql=["SELECT 1", "SELECT nope FROM orders", "SELECT 2"]),
+            ToolContext(db=box, policy=Policy.sandbox()),
+        )
         assert not out.ok and len(out.statements) == 2 and out.statements[1].error is not None
 
 
@@ -61,7 +63,9 @@ def test_preview_says_how_many_rows_it_shows(pg_db_factory):
     assert large.splitlines()[0] == "25 rows, first 5 shown; columns: n" and len(large.splitlines()) == 6
     kept = run_sql(RunSqlInput(sql="SELECT n FROM t ORDER BY n", max_rows=3), ctx).summary()
     assert kept.splitlines()[0] == "25 rows, first 3 shown; columns: n"  # fewer kept, the total still exact
-    capped = run_sql(RunSqlInput(sql="SELECT n FROM t ORDER BY n"), ToolContext(db=db, policy=Policy.strict(max_rows=10)))
+    capped = run_sql(
+        RunSqlInput(sql="SELECT n FROM t ORDER BY n"), ToolContext(db=db, policy=Policy.strict(max_rows=10))
+    )
     assert capped.summary().splitlines()[0] == "10+ rows (cut at the row cap), first 5 shown; columns: n"
     one = run_sql(RunSqlInput(sql="SELECT n FROM t WHERE n = 7"), ctx).summary()
     assert one.splitlines()[0] == "1 row, all shown; columns: n"

@@ -33,6 +33,7 @@ def test_unreviewed_function_is_refined_by_safeql_through_the_policy(pg_db):
 
 def _hooked_engine(seen, answer):
     """A stand-in engine that proposes ``answer``: it asks the hook before executing anything, as refine() does."""
+
     def refine(db, sql, *, check=None, **_):
         from actsagent.safeql.result import RefineResult
 
@@ -42,6 +43,7 @@ def _hooked_engine(seen, answer):
             if err is None:
                 db.execute(q)  # only what passed the policy reaches the database
         return RefineResult(status="refined", original_sql=sql, refined_sql=answer)
+
     return refine
 
 

@@ -6,16 +6,23 @@ from actsagent.llm import ScriptedChatModel
 from actsagent.tools import SplitAndFixInput, ToolContext, localise, split_and_fix
 from actsagent.tools._decompose import decompose
 
-CTE_SQL = ("WITH per AS (SELECT customer_id, SUM(totl) AS s FROM orders GROUP BY customer_id) "
-           "SELECT c.name, per.s FROM customers c JOIN per ON per.customer_id = c.id WHERE c.country = 'DE'")
+CTE_SQL = (
+    "WITH per AS (SELECT customer_id, SUM(totl) AS s FROM orders GROUP BY customer_id) "
+    "SELECT c.name, per.s FROM customers c JOIN per ON per.customer_id = c.id WHERE c.country = 'DE'"
+)
 
 
 def test_decompose_stubs_dependencies(pg_db):
     schema = {t.name: {c.name: c.type for c in t.columns} for t in pg_db.schema().tables}
     qs = decompose(CTE_SQL, "postgres", schema)
     kinds = {(q.unit, q.kind) for q in qs}
-    assert {("per", "aggregation"), ("main", "join"), ("main", "filter"), ("main", "projection"),
-            ("main", "unit")} <= kinds
+    assert {
+        ("per", "aggregation"),
+        ("main", "join"),
+        ("main", "filter"),
+        ("main", "projection"),
+        ("main", "unit"),
+    } <= kinds
     main_join = next(q for q in qs if (q.unit, q.kind) == ("main", "join"))
     assert main_join.depends_on == ["per"]
     assert "WHERE 1 = 0" in main_join.sql and "SUM(totl)" not in main_join.sql  # empty stand-in, not the CTE
@@ -36,8 +43,9 @@ def test_localises_a_parse_error_to_its_clause(pg_db):
 
 
 def test_join_error_is_named(pg_db):
-    out = localise("SELECT c.name FROM customers c JOIN orders o ON o.cust_id = c.id WHERE c.country = 'DE'",
-                   ToolContext(db=pg_db))
+    out = localise(
+        "SELECT c.name FROM customers c JOIN orders o ON o.cust_id = c.id WHERE c.country = 'DE'", ToolContext(db=pg_db)
+    )
     assert out.localisation.failing_clauses == ["main: FROM/JOIN"]
 
 
@@ -56,9 +64,11 @@ def test_llm_repairs_from_clause_evidence(pg_db):
 
 
 def test_recursive_cte_does_not_loop(pg_db):
-    sql = ("WITH RECURSIVE chain(id, n) AS (SELECT id, 1 FROM customers WHERE id = 1 "
-           "UNION ALL SELECT c.id, chain.n + 1 FROM customers c JOIN chain ON c.id = chain.id + 1) "
-           "SELECT id, nn FROM chain")
+    sql = (
+        "WITH RECURSIVE chain(id, n) AS (SELECT id, 1 FROM customers WHERE id = 1 "
+        "UNION ALL SELECT c.id, chain.n + 1 FROM customers c JOIN chain ON c.id = chain.id + 1) "
+        "SELECT id, nn FROM chain"
+    )
     out = localise(sql, ToolContext(db=pg_db))
     assert out.localisation.parsed and out.original_error is not None
     assert any(s.unit == "main" and not s.ok for s in out.sub_queries)
@@ -79,9 +89,11 @@ def test_sandbox_uses_empty_temporary_tables(pg_db):
 
 
 LOAN = ["CREATE TABLE loan (id INT, amount INT)", "INSERT INTO loan VALUES (1, 10)"]
-TRIGGER_SCRIPT = ["CREATE FUNCTION stamp() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql",
-                  "CREATE TRIGGER loan_stamp BEFORE INSERT FOR EACH ROW EXECUTE FUNCTION stamp()",  # no ON loan
-                  "INSERT INTO loan VALUES (2, 20)"]
+TRIGGER_SCRIPT = [
+    "CREATE FUNCTION stamp() RETURNS trigger AS $$ BEGIN RETURN NEW; END $$ LANGUAGE plpgsql",
+    "CREATE TRIGGER loan_stamp BEFORE INSERT FOR EACH ROW EXECUTE FUNCTION stamp()",  # no ON loan
+    "INSERT INTO loan VALUES (2, 20)",
+]
 
 
 def _sandbox_ctx(db, model=None):
@@ -117,7 +129,9 @@ def test_statements_that_pass_alone_but_fail_together(pg_db_factory):
 
 
 def test_a_failing_query_in_a_read_only_list_is_split_into_clauses(pg_db):
-    out = localise(["SELECT 1", "SELECT c.name FROM customers c JOIN orders o ON o.cust_id = c.id"], ToolContext(db=pg_db))
+    out = localise(
+        ["SELECT 1", "SELECT c.name FROM customers c JOIN orders o ON o.cust_id = c.id"], ToolContext(db=pg_db)
+    )
     assert out.localisation.failing_statement == 2
     assert out.localisation.message.startswith("statement 2 of 2 fails: failing clause(s): main: FROM/JOIN")
 
@@ -131,7 +145,9 @@ def test_llm_repairs_a_statement_list_shown_numbered_and_answers_an_array(pg_db_
         seen.append(messages)
         return {"sql": fixed, "explanation": "statement 2: the trigger needs ON loan"}
 
-    out = split_and_fix(SplitAndFixInput(sql=TRIGGER_SCRIPT, intent="stamp new loans"), _sandbox_ctx(db, ScriptedChatModel(script)))
+    out = split_and_fix(
+        SplitAndFixInput(sql=TRIGGER_SCRIPT, intent="stamp new loans"), _sandbox_ctx(db, ScriptedChatModel(script))
+    )
     system, user = seen[0][0]["content"], seen[0][-1]["content"]
     assert "-- statement 2 of 3\nCREATE TRIGGER loan_stamp" in user and "EXECUTE FUNCTION stamp();" in user
     assert "JSON array of strings" in system and "one JSON string" not in system

@@ -23,12 +23,26 @@ def run_checks(db, sql, plan: dict, **ctx_kw):
         ctx.close_scenarios()
 
 
-@pytest.mark.parametrize(("expected", "got", "ok"), [
-    ("120.50", 120.5, True), (33.33, 33.3333, True), (33.3, 33.36, False), (33, 33.4, False), ("7", 7, True),
-    ("NULL", None, True), (None, 0, False), (True, "t", True), ("2024-05-01", "2024-05-01 00:00:00", True),
-    ("2024-05-01 10:00", "2024-05-01 10:00:00", True), ("2024-05-01", "2024-05-02 00:00:00", False),
-    ("{1,2}", [1, 2], True), ([1, 2], [2, 1], False), ("Ada", "Ada ", True), ("ada", "Ada", False),
-])
+@pytest.mark.parametrize(
+    ("expected", "got", "ok"),
+    [
+        ("120.50", 120.5, True),
+        (33.33, 33.3333, True),
+        (33.3, 33.36, False),
+        (33, 33.4, False),
+        ("7", 7, True),
+        ("NULL", None, True),
+        (None, 0, False),
+        (True, "t", True),
+        ("2024-05-01", "2024-05-01 00:00:00", True),
+        ("2024-05-01 10:00", "2024-05-01 10:00:00", True),
+        ("2024-05-01", "2024-05-02 00:00:00", False),
+        ("{1,2}", [1, 2], True),
+        ([1, 2], [2, 1], False),
+        ("Ada", "Ada ", True),
+        ("ada", "Ada", False),
+    ],
+)
 def test_values_match_what_a_person_writes(expected, got, ok):
     assert matches(expected, got) is ok
 
@@ -49,17 +63,22 @@ def test_speed_words():
 
 
 def test_shape_checks_on_the_sample_and_the_probe_rows(pg_db):
-    plan = {"checks": [
-        {"kind": "columns", "columns": [{"name": "name", "type": "text"}]},
-        {"kind": "row_count", "relation": "exactly", "count_query": "SELECT count(*) FROM customers"},
-        {"kind": "unique", "positions": [1]},
-        {"kind": "ordering", "position": 1},
-        {"kind": "row_count", "relation": "at_most", "count": 3}],
-        "probe_rows": [{"table": "customers", "columns": ["id", "name"], "rows": [[9, "Ada"], [10, "Aaron"]]}]}
+    plan = {
+        "checks": [
+            {"kind": "columns", "columns": [{"name": "name", "type": "text"}]},
+            {"kind": "row_count", "relation": "exactly", "count_query": "SELECT count(*) FROM customers"},
+            {"kind": "unique", "positions": [1]},
+            {"kind": "ordering", "position": 1},
+            {"kind": "row_count", "relation": "at_most", "count": 3},
+        ],
+        "probe_rows": [{"table": "customers", "columns": ["id", "name"], "rows": [[9, "Ada"], [10, "Aaron"]]}],
+    }
     ver = run_checks(pg_db, NAMES, plan)
     status = {r.id: r.status for r in ver.results}
     assert status == {"c1": "passed", "c2": "passed", "c3": "failed", "c4": "passed", "c5": "failed"}
-    assert "duplicate ['Ada']" in ver.result("c3").detail and "the data with probe rows added" in ver.result("c3").detail
+    assert (
+        "duplicate ['Ada']" in ver.result("c3").detail and "the data with probe rows added" in ver.result("c3").detail
+    )
     assert "5 row(s), expected at most 3" in ver.result("c5").detail
     assert ver.scenario("probe").output.rows == [["Aaron"], ["Ada"], ["Ada"], ["Bob"], ["Chloe"]]
     assert pg_db.execute("SELECT count(*) FROM customers").rows == [[3]]  # probe rows went into a copy only
@@ -67,17 +86,30 @@ def test_shape_checks_on_the_sample_and_the_probe_rows(pg_db):
 
 def test_hostile_checks_never_run_as_sql_and_are_reported(pg_db):
     sneaky = "Robert'); DROP TABLE customers;--"
-    plan = {"checks": [
-        {"kind": "example", "setup": [{"table": "customers", "columns": ["id", "name"], "rows": [[7, sneaky]],
-                                       "replace": True}],
-         "expected": {"rows": [[sneaky]]}},
-        {"kind": "edge", "setup": [{"table": "customers; DROP TABLE orders", "columns": ["id"], "rows": [[1]]}],
-         "expected": {"rows": []}},
-        {"kind": "state", "query": "DELETE FROM orders RETURNING id", "expected": {"rows": []}},
-        {"kind": "row_count", "relation": "exactly", "count_query": "SELECT pg_sleep(5)"},
-        {"kind": "edge", "setup": [{"table": "customers", "columns": ["id", "name"],
-                                    "rows": [[i, f"n{i}"] for i in range(100, 170)]}], "expected": {"rows": []}},
-        {"kind": "example", "expected": {"rows": [["x"]] * 500}}]}
+    plan = {
+        "checks": [
+            {
+                "kind": "example",
+                "setup": [{"table": "customers", "columns": ["id", "name"], "rows": [[7, sneaky]], "replace": True}],
+                "expected": {"rows": [[sneaky]]},
+            },
+            {
+                "kind": "edge",
+                "setup": [{"table": "customers; DROP TABLE orders", "columns": ["id"], "rows": [[1]]}],
+                "expected": {"rows": []},
+            },
+            {"kind": "state", "query": "DELETE FROM orders RETURNING id", "expected": {"rows": []}},
+            {"kind": "row_count", "relation": "exactly", "count_query": "SELECT pg_sleep(5)"},
+            {
+                "kind": "edge",
+                "setup": [
+                    {"table": "customers", "columns": ["id", "name"], "rows": [[i, f"n{i}"] for i in range(100, 170)]}
+                ],
+                "expected": {"rows": []},
+            },
+            {"kind": "example", "expected": {"rows": [["x"]] * 500}},
+        ]
+    }
     ver = run_checks(pg_db, NAMES, plan)
     res = {r.id: r for r in ver.results}
     assert res["c1"].status == "passed"  # the quote is data: inserted and read back literally
@@ -91,9 +123,16 @@ def test_hostile_checks_never_run_as_sql_and_are_reported(pg_db):
 
 
 def test_without_copies_only_the_sqls_own_result_is_read(sqlite_db, pg_db):
-    plan = {"checks": [{"kind": "columns", "columns": [{"name": "name"}]},
-                       {"kind": "example", "setup": [{"table": "customers", "columns": ["name"], "rows": [["Zed"]]}],
-                        "expected": {"rows": [["Zed"]]}}]}
+    plan = {
+        "checks": [
+            {"kind": "columns", "columns": [{"name": "name"}]},
+            {
+                "kind": "example",
+                "setup": [{"table": "customers", "columns": ["name"], "rows": [["Zed"]]}],
+                "expected": {"rows": [["Zed"]]},
+            },
+        ]
+    }
     lite = run_checks(sqlite_db, NAMES, plan)
     assert lite.result("c1").status == "passed"
     assert lite.result("c2").status == "could_not_run" and "sqlite" in lite.result("c2").detail
@@ -106,9 +145,12 @@ def test_a_writing_candidate_runs_in_a_fresh_copy_per_scenario(pg_db_factory):
     from conftest import SHOP_SETUP
 
     db = pg_db_factory(SHOP_SETUP, writable=True)
-    plan = {"checks": [{"kind": "state", "query": "SELECT count(*) FROM orders", "expected": {"rows": [[3]]}}],
-            "probe_rows": [{"table": "orders", "columns": ["id", "customer_id", "status", "total"],
-                            "rows": [[30, 1, "cancelled", 1]]}]}
+    plan = {
+        "checks": [{"kind": "state", "query": "SELECT count(*) FROM orders", "expected": {"rows": [[3]]}}],
+        "probe_rows": [
+            {"table": "orders", "columns": ["id", "customer_id", "status", "total"], "rows": [[30, 1, "cancelled", 1]]}
+        ],
+    }
     ctx_kw = {"policy": Policy.sandbox()}
     once = run_checks(db, "DELETE FROM orders WHERE status = 'cancelled'", plan, **ctx_kw)
     assert once.result("c1").status == "passed"
@@ -148,9 +190,19 @@ def test_a_copy_the_server_refuses_makes_the_check_could_not_run(pg_db, pg_admin
     info["user"] = role
     limited = PostgresDatabase(psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()}))
     try:
-        ver = run_checks(limited, NAMES, {"checks": [
-            {"kind": "example", "setup": [{"table": "customers", "columns": ["id", "name"], "rows": [[5, "Zed"]]}],
-             "expected": {"rows": [["Zed"]]}}]})
+        ver = run_checks(
+            limited,
+            NAMES,
+            {
+                "checks": [
+                    {
+                        "kind": "example",
+                        "setup": [{"table": "customers", "columns": ["id", "name"], "rows": [[5, "Zed"]]}],
+                        "expected": {"rows": [["Zed"]]},
+                    }
+                ]
+            },
+        )
     finally:
         limited.close()
         with psycopg.connect(pg_db.url, autocommit=True) as conn:

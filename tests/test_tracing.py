@@ -14,12 +14,11 @@ import langsmith
 import langsmith.run_trees
 import langsmith.utils
 import pytest
+from test_graph_control import BAD, GOOD, INTENT, simple
 
 from actsagent.agent import repair
 from actsagent.llm import ScriptedChatModel
 from actsagent.llm.tracing import flush, tracing_enabled
-
-from test_graph_control import BAD, GOOD, INTENT, simple
 
 _SWITCHES = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING")
 

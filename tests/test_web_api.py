@@ -138,9 +138,11 @@ def test_clarification_pauses_the_run_and_the_reply_resumes_it(demo_db, tmp_path
     tree = more[-1]["tree"]["nodes"]
     branches = {n["label"]: n["status"] for n in tree.values() if n["parent"] is not None}
     # the chosen reading's candidate was confirmed by its direct rewrite returning the same rows
-    assert branches == {"reading 1 of 'revenue': all orders, whatever their status": "abandoned",
-                        "reading 2 of 'revenue': only PAID orders": "chosen",
-                        "direct rewrite from the request (a second, independent candidate)": "done"}, branches
+    assert branches == {
+        "reading 1 of 'revenue': all orders, whatever their status": "abandoned",
+        "reading 2 of 'revenue': only PAID orders": "chosen",
+        "direct rewrite from the request (a second, independent candidate)": "done",
+    }, branches
     assert more[-1]["data"]["status"] == "done"
     # answering again is refused: the run is no longer waiting
     assert client.post(f"/api/turns/{turn['id']}/clarify", json={"answer": "1"}).status_code == 409
@@ -203,7 +205,7 @@ def test_llm_failure_is_a_message(demo_db, tmp_path):
 
     client = _client(demo_db, tmp_path, model=copilot_model(fail_with=ProviderError.server_error("upstream 500")))
     cid = _conversation(client)
-    turn, events = _ask(client, cid, "How many orders per status?")
+    _turn, events = _ask(client, cid, "How many orders per status?")
     err = _one(events, "error")
     assert err["data"]["kind"] == "llm" and err["message"].startswith("The language model failed:")
     assert "upstream 500" in err["message"] and "Traceback" not in err["message"]
@@ -259,15 +261,20 @@ def test_access_token_and_request_checks(demo_db, tmp_path):
     assert client.get("/api/status", headers={"X-Actsagent-Token": "s3cret"}).status_code == 200
     assert client.get("/api/status", params={"token": "s3cret"}).status_code == 200
     # a cross-site form post is not JSON: refused before it reaches the agent
-    r = client.post("/api/conversations", content="title=x", params={"token": "s3cret"},
-                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+    r = client.post(
+        "/api/conversations",
+        content="title=x",
+        params={"token": "s3cret"},
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert r.status_code == 415
     # DNS rebinding: a foreign Host header is refused
     assert client.get("/api/status", params={"token": "s3cret"}, headers={"Host": "evil.example"}).status_code == 400
-    assert client.post("/api/conversations/nope/ask", json={"question": "x"},
-                       params={"token": "s3cret"}).status_code == 404
-    assert client.post("/api/conversations", json={"title": "x" * 500},
-                       params={"token": "s3cret"}).status_code == 422
+    assert (
+        client.post("/api/conversations/nope/ask", json={"question": "x"}, params={"token": "s3cret"}).status_code
+        == 404
+    )
+    assert client.post("/api/conversations", json={"title": "x" * 500}, params={"token": "s3cret"}).status_code == 422
 
 
 def test_copilot_runs_as_a_read_only_role(pg_db, tmp_path):
@@ -321,8 +328,13 @@ def test_plan_tree_keeps_why_a_branch_was_abandoned():
     readings = [NodeSpec(description=f"reading {i}", tool="generate_sql") for i in (1, 2)]
     agent.add_spec(NodeSpec(description="find ambiguities", tool="detect_ambiguities", children=readings), None)
     tb = TreeBuilder()
-    tb.apply(to_bridge_event(AgentEvent(type="plan", message="revision plan",
-                                        data={"tree": agent.for_planner(), "text": agent.render_text()})))
+    tb.apply(
+        to_bridge_event(
+            AgentEvent(
+                type="plan", message="revision plan", data={"tree": agent.for_planner(), "text": agent.render_text()}
+            )
+        )
+    )
     assert tb.tree.roots == ["n0"] and tb.tree.nodes["n0"].children == ["n1", "n2"]
     assert tb.tree.nodes["n1"].label == "reading 1" and tb.tree.nodes["n1"].status == "pending"
 
@@ -344,10 +356,10 @@ def test_plan_tree_keeps_why_a_branch_was_abandoned():
     agent.nodes["n1"].verdict = {"passed": False, "method": "llm", "reasons": ["granularity: counts refunded orders"]}
     agent.nodes["n2"].status, agent.cursor = "accepted", "n2"
     run = AgentRun(status="solved", final_sql="SELECT 2", final_node="n2", tree=agent)
-    final = to_bridge_event(AgentEvent(type="final", node_id="n2", message="solved",
-                                       data={"run": run.model_dump(mode="json")}))
+    final = to_bridge_event(
+        AgentEvent(type="final", node_id="n2", message="solved", data={"run": run.model_dump(mode="json")})
+    )
     tb.apply(final)
-    assert [(n.id, n.status) for n in tb.tree.nodes.values()] == [("n0", "done"), ("n1", "abandoned"),
-                                                                   ("n2", "chosen")]
+    assert [(n.id, n.status) for n in tb.tree.nodes.values()] == [("n0", "done"), ("n1", "abandoned"), ("n2", "chosen")]
     assert tb.tree.nodes["n1"].detail == "granularity: counts refunded orders" and tb.tree.cursor == "n2"
     assert final.final is not None and final.final.final_sql == "SELECT 2" and final.final.status == "solved"

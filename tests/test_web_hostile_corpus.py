@@ -22,18 +22,27 @@ from actsagent.web.app import event_stream_lines
 def _snapshot(url: str) -> dict:
     """Every user relation with its rows, and the roles, settings and large objects of the server."""
     with psycopg.connect(url) as conn:
-        rels = conn.execute("SELECT n.nspname, c.relname, c.relkind FROM pg_class c JOIN pg_namespace n "
-                            "ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') "
-                            "AND n.nspname NOT LIKE 'pg_toast%%' AND n.nspname NOT LIKE 'pg_temp%%' "
-                            "ORDER BY 1, 2").fetchall()
-        rows = {f"{s}.{r}": conn.execute(f'SELECT * FROM "{s}"."{r}" ORDER BY 1').fetchall()
-                for s, r, kind in rels if kind in ("r", "S")}
-        return {"relations": rels, "rows": rows,
-                "roles": conn.execute("SELECT rolname, rolsuper, rolcanlogin, rolpassword FROM pg_authid "
-                                      "ORDER BY 1").fetchall(),
-                "settings": conn.execute("SELECT * FROM pg_db_role_setting ORDER BY 1, 2").fetchall(),
-                "functions": conn.execute("SELECT count(*) FROM pg_proc").fetchone(),
-                "large_objects": conn.execute("SELECT count(*) FROM pg_largeobject_metadata").fetchone()}
+        rels = conn.execute(
+            "SELECT n.nspname, c.relname, c.relkind FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') "
+            "AND n.nspname NOT LIKE 'pg_toast%%' AND n.nspname NOT LIKE 'pg_temp%%' "
+            "ORDER BY 1, 2"
+        ).fetchall()
+        rows = {
+            f"{s}.{r}": conn.execute(f'SELECT * FROM "{s}"."{r}" ORDER BY 1').fetchall()
+            for s, r, kind in rels
+            if kind in ("r", "S")
+        }
+        return {
+            "relations": rels,
+            "rows": rows,
+            "roles": conn.execute(
+                "SELECT rolname, rolsuper, rolcanlogin, rolpassword FROM pg_authid ORDER BY 1"
+            ).fetchall(),
+            "settings": conn.execute("SELECT * FROM pg_db_role_setting ORDER BY 1, 2").fetchall(),
+            "functions": conn.execute("SELECT count(*) FROM pg_proc").fetchone(),
+            "large_objects": conn.execute("SELECT count(*) FROM pg_largeobject_metadata").fetchone(),
+        }
 
 
 @contextmanager
@@ -59,6 +68,7 @@ async def _send_all(app, corpus: list[HostileStatement]) -> list[tuple[HostileSt
     time in one event loop (no thread per request); each turn's events read back from its stream."""
     gate = asyncio.Semaphore(8)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://copilot") as c:
+
         async def send(stmt: HostileStatement) -> list[tuple[HostileStatement, str, int, list[dict]]]:
             async with gate:
                 cid = (await c.post("/api/conversations", json={})).json()["id"]
@@ -75,10 +85,16 @@ async def _send_all(app, corpus: list[HostileStatement]) -> list[tuple[HostileSt
 def _got_through(events: list[dict]) -> bool:
     """Anything but one plain error message and a failed end."""
     errors = [e for e in events if e["type"] == "error"]
-    return not (events and events[-1]["type"] == "done" and events[-1]["data"]["status"] == "failed"
-                and not any(e["type"] in ("result", "answer") for e in events)
-                and len(errors) == 1 and errors[0]["message"].strip() and "Traceback" not in errors[0]["message"]
-                and errors[0]["data"]["kind"] != "internal")
+    return not (
+        events
+        and events[-1]["type"] == "done"
+        and events[-1]["data"]["status"] == "failed"
+        and not any(e["type"] in ("result", "answer") for e in events)
+        and len(errors) == 1
+        and errors[0]["message"].strip()
+        and "Traceback" not in errors[0]["message"]
+        and errors[0]["data"]["kind"] != "internal"
+    )
 
 
 def test_the_hostile_corpus_through_the_copilot_gets_nothing(pg_db, pg_admin_url, tmp_path):
@@ -91,11 +107,19 @@ def test_the_hostile_corpus_through_the_copilot_gets_nothing(pg_db, pg_admin_url
         turns = asyncio.run(_send_all(app, corpus))
         after = _snapshot(pg_db.url)
     assert len(turns) == 2 * len(corpus) and {code for *_, code, _ in turns} == {202}
-    assert [(action, stmt.file, stmt.sql, [(e["type"], e["message"][:200]) for e in events])
-            for stmt, action, _, events in turns if _got_through(events)] == []
-    refused = {action: sum(1 for _, a, _, events in turns if a == action
-                           and next(e for e in events if e["type"] == "error")["data"]["kind"] == "guard")
-               for action in ("run", "repair")}
+    assert [
+        (action, stmt.file, stmt.sql, [(e["type"], e["message"][:200]) for e in events])
+        for stmt, action, _, events in turns
+        if _got_through(events)
+    ] == []
+    refused = {
+        action: sum(
+            1
+            for _, a, _, events in turns
+            if a == action and next(e for e in events if e["type"] == "error")["data"]["kind"] == "guard"
+        )
+        for action in ("run", "repair")
+    }
     assert refused["run"] == len(corpus)  # an edited SQL runs only through the strict guard
     assert refused["repair"] >= 0.9 * len(corpus)  # repair refuses what the guard refuses for safety
     with closing(sqlite3.connect(tmp_path / "c.sqlite")) as stored:

@@ -41,8 +41,10 @@ def _raw(port: int, head: str, chunks: list[bytes] = ()) -> tuple[int, dict]:
 
 
 def _post_head(cid_path: str, extra: str) -> str:
-    return (f"POST {cid_path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"X-Actsagent-Token: {TOKEN}\r\n{extra}\r\n")
+    return (
+        f"POST {cid_path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"X-Actsagent-Token: {TOKEN}\r\n{extra}\r\n"
+    )
 
 
 def _chunk(data: bytes) -> bytes:
@@ -61,7 +63,9 @@ def test_a_declared_oversize_body_is_refused_before_it_is_read(app):
         # a little over the limit, sent in full: read and dropped, so the client gets the answer, not a reset
         body = b"x" * (MAX_BODY_BYTES + 1000)
         assert _raw(port, _post_head("/api/conversations", f"Content-Length: {len(body)}\r\n"), [body]) == (
-            413, TOO_LARGE)
+            413,
+            TOO_LARGE,
+        )
 
 
 def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit(app):
@@ -80,15 +84,20 @@ def test_bodies_within_the_limit_pass_and_the_limit_is_configurable(tmp_path):
     with LiveServer(app) as url, httpx.Client(base_url=url) as c:
         title = {"title": "t" * 150}
         assert c.post("/api/conversations", json=title).status_code == 201
-        chunked = c.post("/api/conversations", content=iter([json.dumps(title).encode()]),
-                         headers={"Content-Type": "application/json"})
+        chunked = c.post(
+            "/api/conversations",
+            content=iter([json.dumps(title).encode()]),
+            headers={"Content-Type": "application/json"},
+        )
         assert chunked.status_code == 201 and chunked.request.headers["transfer-encoding"] == "chunked"
         big = json.dumps({"title": "t" * 5000}).encode()
         r = c.post("/api/conversations", content=big, headers={"Content-Type": "application/json"})
         assert r.status_code == 413 and r.json() == {
-            "detail": "The request body is larger than this copilot accepts (4 KiB)."}
-        r = c.post("/api/conversations", content=iter([big[:3000], big[3000:]]),
-                   headers={"Content-Type": "application/json"})
+            "detail": "The request body is larger than this copilot accepts (4 KiB)."
+        }
+        r = c.post(
+            "/api/conversations", content=iter([big[:3000], big[3000:]]), headers={"Content-Type": "application/json"}
+        )
         assert r.status_code == 413
     assert MAX_BODY_BYTES == 1024 * 1024
 
@@ -111,14 +120,18 @@ def test_invalid_bodies_are_described_never_echoed(app):
             assert body["detail"].startswith("The request is not valid: ")
             assert body["errors"] and all(set(e) == {"loc", "msg"} for e in body["errors"])
             assert body["errors"][0]["loc"][0] == "body"
-        r = c.post(f"/api/conversations/{cid}/ask", content='{"question": "SECRET-unterminated',
-                   headers={"Content-Type": "application/json"})
+        r = c.post(
+            f"/api/conversations/{cid}/ask",
+            content='{"question": "SECRET-unterminated',
+            headers={"Content-Type": "application/json"},
+        )
         assert r.status_code == 422 and "SECRET" not in r.text
         assert r.json()["detail"] == "The request is not valid: the body is not valid JSON."
         r = c.get("/api/turns/x/events", params={"after": "SECRET"})
         assert r.status_code == 422 and "SECRET" not in r.text
-        assert r.json()["errors"] == [{"loc": ["query", "after"], "msg": "Input should be a valid integer, unable "
-                                                                          "to parse string as an integer"}]
+        assert r.json()["errors"] == [
+            {"loc": ["query", "after"], "msg": "Input should be a valid integer, unable to parse string as an integer"}
+        ]
         assert c.get("/api/conversations/SECRET-id").json() == {"detail": "No such conversation."}
 
 
@@ -135,7 +148,10 @@ def test_every_route_but_the_page_needs_the_token(app):
         for path, method in routes:
             assert path.startswith("/api/"), path
             r = c.request(method, _example_path(path), json={} if method in ("POST", "PATCH", "PUT") else None)
-            assert (r.status_code, r.json()) == (401, {"detail": "This copilot needs its access token."}), (method, path)
+            assert (r.status_code, r.json()) == (401, {"detail": "This copilot needs its access token."}), (
+                method,
+                path,
+            )
         assert c.get("/").status_code == 200 and "actsagent copilot" in c.get("/").text
         assert c.get("/static/app.js").status_code == 200
         assert c.get("/api/no/such/route").status_code == 401  # an unknown API path says nothing without the token

@@ -21,22 +21,25 @@ from actsagent.errors import UserError
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("host,expected", [
-    ("127.0.0.1", ("127.0.0.1", "127.0.0.1", True)),
-    ("127.8.9.10", ("127.8.9.10", "127.8.9.10", True)),
-    ("localhost", ("localhost", "localhost", True)),
-    ("LocalHost", ("LocalHost", "LocalHost", True)),
-    ("::1", ("::1", "[::1]", True)),
-    ("[::1]", ("::1", "[::1]", True)),
-    (" ::ffff:127.0.0.1 ", ("::ffff:127.0.0.1", "[::ffff:127.0.0.1]", True)),
-    ("0.0.0.0", ("0.0.0.0", "0.0.0.0", False)),
-    ("::", ("::", "[::]", False)),
-    ("[::]", ("::", "[::]", False)),
-    ("192.168.1.5", ("192.168.1.5", "192.168.1.5", False)),
-    ("fe80::1%eth0", ("fe80::1%eth0", "[fe80::1%eth0]", False)),
-    ("copilot.example", ("copilot.example", "copilot.example", False)),
-    ("127.1", ("127.1", "127.1", False)),  # not an address Python reads: a name, so a token is needed
-])
+@pytest.mark.parametrize(
+    "host,expected",
+    [
+        ("127.0.0.1", ("127.0.0.1", "127.0.0.1", True)),
+        ("127.8.9.10", ("127.8.9.10", "127.8.9.10", True)),
+        ("localhost", ("localhost", "localhost", True)),
+        ("LocalHost", ("LocalHost", "LocalHost", True)),
+        ("::1", ("::1", "[::1]", True)),
+        ("[::1]", ("::1", "[::1]", True)),
+        (" ::ffff:127.0.0.1 ", ("::ffff:127.0.0.1", "[::ffff:127.0.0.1]", True)),
+        ("0.0.0.0", ("0.0.0.0", "0.0.0.0", False)),
+        ("::", ("::", "[::]", False)),
+        ("[::]", ("::", "[::]", False)),
+        ("192.168.1.5", ("192.168.1.5", "192.168.1.5", False)),
+        ("fe80::1%eth0", ("fe80::1%eth0", "[fe80::1%eth0]", False)),
+        ("copilot.example", ("copilot.example", "copilot.example", False)),
+        ("127.1", ("127.1", "127.1", False)),  # not an address Python reads: a name, so a token is needed
+    ],
+)
 def test_only_localhost_and_loopback_addresses_are_local(host, expected):
     assert bind_address(host) == expected
 
@@ -49,24 +52,50 @@ def test_a_host_that_is_no_address_is_refused_without_echoing_it(host):
     assert not host.strip() or host.strip() not in str(e.value)  # the message is printed as rich markup
 
 
-@pytest.mark.parametrize("host,shown", [("0.0.0.0", "0.0.0.0"), ("::", "[::]"), ("[::]", "[::]"),
-                                        ("copilot.example", "copilot.example")])
+@pytest.mark.parametrize(
+    "host,shown", [("0.0.0.0", "0.0.0.0"), ("::", "[::]"), ("[::]", "[::]"), ("copilot.example", "copilot.example")]
+)
 def test_a_reachable_host_needs_a_token(host, shown, tmp_path):
     res = runner.invoke(app, ["serve", "--host", host, "--db", str(tmp_path / "x.sqlite")])
     assert res.exit_code != 0
-    assert str(res.exception) == (f"refusing to serve on {shown} without an access token: pass --token (or set "
-                                  "ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1")
+    assert str(res.exception) == (
+        f"refusing to serve on {shown} without an access token: pass --token (or set "
+        "ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1"
+    )
 
 
 def test_serve_on_the_ipv6_loopback(sqlite_db, tmp_path):
     with socket.socket(socket.AF_INET6) as s:
         s.bind(("::1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ACTSAGENT_LOG_LEVEL": "info", "COLUMNS": "400",
-           "PYTHONPATH": str(Path(actsagent.__file__).parents[1])}
-    proc = subprocess.Popen([sys.executable, "-c", "from actsagent.cli import main; main()", "serve", "--host", "::1",
-                             "--port", str(port), "--db", str(sqlite_db.path), "--store", str(tmp_path / "c.sqlite"),
-                             "--no-llm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "ACTSAGENT_LOG_LEVEL": "info",
+        "COLUMNS": "400",
+        "PYTHONPATH": str(Path(actsagent.__file__).parents[1]),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from actsagent.cli import main; main()",
+            "serve",
+            "--host",
+            "::1",
+            "--port",
+            str(port),
+            "--db",
+            str(sqlite_db.path),
+            "--store",
+            str(tmp_path / "c.sqlite"),
+            "--no-llm",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         first = proc.stdout.readline()
         assert first.startswith("actsagent copilot on ") and first.endswith(f" at http://[::1]:{port}/\n"), first

@@ -37,8 +37,9 @@ def _drain(runner: TurnRunner, tid: str) -> None:
 
 
 def test_twenty_simultaneous_posts_start_exactly_one_turn(pg_db_factory, tmp_path):
-    db = pg_db_factory(["CREATE TABLE t (x int)", "INSERT INTO t VALUES (1), (2)"],
-                       limits=Limits(statement_timeout_s=60))
+    db = pg_db_factory(
+        ["CREATE TABLE t (x int)", "INSERT INTO t VALUES (1), (2)"], limits=Limits(statement_timeout_s=60)
+    )
     app = create_app(db=db, store_path=tmp_path / "c.sqlite")
     with LiveServer(app) as url, httpx.Client(base_url=url, timeout=60) as c, psycopg.connect(db.url) as locker:
         cid = c.post("/api/conversations", json={}).json()["id"]
@@ -120,8 +121,11 @@ def test_a_store_from_before_the_rule_is_repaired_when_opened(tmp_path):
     store.close()
     with sqlite3.connect(path) as conn:  # what the race left behind before the unique index existed
         conn.execute("DROP INDEX turns_one_running")
-        conn.execute("INSERT INTO turns SELECT 'second', conversation_id, 1, kind, question, sql, status, thread_id, "
-                     "final_sql, answer, created_at FROM turns WHERE id = ?", (first.id,))
+        conn.execute(
+            "INSERT INTO turns SELECT 'second', conversation_id, 1, kind, question, sql, status, thread_id, "
+            "final_sql, answer, created_at FROM turns WHERE id = ?",
+            (first.id,),
+        )
     conn.close()
     store = ConversationStore(path)
     conv = store.get_conversation(cid)
@@ -144,8 +148,9 @@ def test_a_crashed_turn_says_what_failed_and_frees_its_conversation(tmp_path):
     _drain(runner, turn.id)
     events = store.events(turn.id)
     assert [e.type for e in events] == ["start", "error", "done"]
-    assert events[1].message == ("The copilot failed while working this out (RuntimeError: a bug in a step); "
-                                 "the details are in the server log.")
+    assert events[1].message == (
+        "The copilot failed while working this out (RuntimeError: a bug in a step); the details are in the server log."
+    )
     assert store.get_turn(turn.id).status == "failed"
     assert store.add_turn(cid, "run").index == 1
     runner.shutdown()
@@ -168,18 +173,23 @@ def test_big_results_and_messages_are_stored_and_sent_bounded(pg_db, tmp_path):
         return event_stream_lines(raw), raw
 
     # 500 rows of 6 KB, and 5 MB in the first row's last value: about 8 MB from the database
-    events, raw = run("SELECT g, repeat('a', 1999) AS a, repeat('b', 1999) AS b, repeat('c', 1999) AS c, "
-                      "CASE WHEN g = 1 THEN repeat('d', 5000000) END AS big FROM generate_series(1, 500) AS g")
+    events, raw = run(
+        "SELECT g, repeat('a', 1999) AS a, repeat('b', 1999) AS b, repeat('c', 1999) AS c, "
+        "CASE WHEN g = 1 THEN repeat('d', 5000000) END AS big FROM generate_series(1, 500) AS g"
+    )
     view = next(e for e in events if e["type"] == "result")["data"]["result"]
     kept = len(view["rows"])
     assert view["row_count"] == 500 and view["truncated"] is True and view["more_rows"] is False and 0 < kept < 500
     assert [r[0] for r in view["rows"]] == list(range(1, kept + 1))
     assert view["rows"][0][4].startswith("d" * MAX_CELL_CHARS) and view["rows"][0][4].endswith(
-        f"[{5_000_000 - MAX_CELL_CHARS:,} more characters cut]")
+        f"[{5_000_000 - MAX_CELL_CHARS:,} more characters cut]"
+    )
     assert view["rows"][1][1] == "a" * 1999  # values under the cell cap are whole
     assert len(json.dumps(view["rows"]).encode()) <= MAX_PREVIEW_BYTES
-    assert view["note"] == (f"showing {kept:,} of 500 rows, the preview keeps at most {MAX_PREVIEW_BYTES // 1024} KB"
-                            "; 1 long value(s) cut to 2,000 characters")
+    assert view["note"] == (
+        f"showing {kept:,} of 500 rows, the preview keeps at most {MAX_PREVIEW_BYTES // 1024} KB"
+        "; 1 long value(s) cut to 2,000 characters"
+    )
     assert len(raw) < 2 * MAX_PREVIEW_BYTES
     words = next(e for e in events if e["type"] == "answer")["message"]
     assert words.startswith("500 rows. First: g = 1, a = aaaa") and len(words) < 300
@@ -188,8 +198,9 @@ def test_big_results_and_messages_are_stored_and_sent_bounded(pg_db, tmp_path):
     events, _ = run("SELECT g FROM generate_series(1, 5000) AS g")
     view = next(e for e in events if e["type"] == "result")["data"]["result"]
     assert (view["row_count"], len(view["rows"]), view["truncated"], view["more_rows"]) == (1000, 500, True, True)
-    assert view["note"] == ("the database stopped at its row cap; showing 500 of 1,000 rows, the preview keeps at "
-                            "most 500 rows")
+    assert view["note"] == (
+        "the database stopped at its row cap; showing 500 of 1,000 rows, the preview keeps at most 500 rows"
+    )
 
     # one row wider than a whole preview: no rows kept, and words that say so
     events, _ = run("SELECT " + ", ".join(f"repeat('w', 1999) AS c{i}" for i in range(140)))
@@ -209,10 +220,16 @@ def test_every_step_is_cut_to_size_before_it_is_stored(tmp_path):
     store = ConversationStore(tmp_path / "c.sqlite")
     cid = store.create_conversation("c").id
     turn = store.add_turn(cid, "repair", sql="SELECT 1")
-    tree = PlanTree(nodes={"n0": PlanNode(id="n0", label="L" * 50_000, detail="D" * 1_000_000, sql="S" * 500_000)},
-                    roots=["n0"])
-    huge = Step(type="node_end", node_id="n0", message="M" * 1_000_000, tree=tree,
-                data={"list": list(range(10_000)), "sql": "s" * 500_000, "rows": [["v" * 100_000] * 50] * 50})
+    tree = PlanTree(
+        nodes={"n0": PlanNode(id="n0", label="L" * 50_000, detail="D" * 1_000_000, sql="S" * 500_000)}, roots=["n0"]
+    )
+    huge = Step(
+        type="node_end",
+        node_id="n0",
+        message="M" * 1_000_000,
+        tree=tree,
+        data={"list": list(range(10_000)), "sql": "s" * 500_000, "rows": [["v" * 100_000] * 50] * 50},
+    )
     done = Step(type="done", data={"status": "done", "final_sql": "F" * 500_000})
     stored = list(record(store, turn.id, iter([huge, done])))
     ev = store.events(turn.id)[0]

@@ -40,15 +40,28 @@ from actsagent.tools.verify import Verification
 __all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream", "stream_resume"]
 
 Mode = Literal["tree", "linear", "regenerate", "single_shot"]
-_NO_LLM_NOTE = ("no LLM configured: ran the LLM-free fallback (run, SafeQL refinement, clause localisation); "
-                "an LLM would add ambiguity detection, repair from clause evidence and judging")
+_NO_LLM_NOTE = (
+    "no LLM configured: ran the LLM-free fallback (run, SafeQL refinement, clause localisation); "
+    "an LLM would add ambiguity detection, repair from clause evidence and judging"
+)
 
 
 @traced("actsagent.repair", inputs=run_inputs, outputs=run_outputs)
-def repair(intent: str, sql: str | list[str] | None, db: Database, *, mode: Mode = "tree", model: Any = None,
-           policy: Any = None, budget: Budget | None = None, interactive: bool = False, thread_id: str | None = None,
-           on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None,
-           verify_copies: bool | None = None) -> AgentRun:
+def repair(
+    intent: str,
+    sql: str | list[str] | None,
+    db: Database,
+    *,
+    mode: Mode = "tree",
+    model: Any = None,
+    policy: Any = None,
+    budget: Budget | None = None,
+    interactive: bool = False,
+    thread_id: str | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    checkpointer: Any = None,
+    verify_copies: bool | None = None,
+) -> AgentRun:
     """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree.
 
     ``verify_copies``: may the checks run in disposable copies of ``db`` (``CREATE DATABASE ... TEMPLATE``,
@@ -66,8 +79,16 @@ def repair(intent: str, sql: str | list[str] | None, db: Database, *, mode: Mode
         rt.ctx.close_scenarios()
 
 
-def _repair(rt: Runtime, notes: list[str], intent: str, sql: str | list[str] | None, db: Database, mode: Mode,
-            thread_id: str | None, checkpointer: Any) -> AgentRun:
+def _repair(
+    rt: Runtime,
+    notes: list[str],
+    intent: str,
+    sql: str | list[str] | None,
+    db: Database,
+    mode: Mode,
+    thread_id: str | None,
+    checkpointer: Any,
+) -> AgentRun:
     sql = _normalise_sql(sql, db.dialect if rt.ctx.sandbox_mode else None)
     tid = thread_id or uuid.uuid4().hex
     t0 = time.perf_counter()
@@ -85,8 +106,9 @@ def _repair(rt: Runtime, notes: list[str], intent: str, sql: str | list[str] | N
         rt.emit("error", f"LLM provider failed: {e}")
         state = _last_state(rt, tid, checkpointer) or initial_state(intent, sql, mode)
         state["final"] = {"status": "failed", "node": (state.get("best") or {}).get("node"), "reason": "provider"}
-        notes.append(f"LLM provider failed: {e}; completed steps are checkpointed, rerun with thread_id={tid!r} "
-                     f"to continue")
+        notes.append(
+            f"LLM provider failed: {e}; completed steps are checkpointed, rerun with thread_id={tid!r} to continue"
+        )
         paused = None
     run = _to_run(rt, state, tid, notes, paused, t0, llm0)
     rt.emit("final", run.status, run.final_node, status=run.status, final_sql=run.final_sql)
@@ -94,35 +116,63 @@ def _repair(rt: Runtime, notes: list[str], intent: str, sql: str | list[str] | N
 
 
 @traced("actsagent.ask", inputs=run_inputs, outputs=run_outputs)
-def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, budget: Budget | None = None,
-        interactive: bool = False, thread_id: str | None = None, mode: Mode = "tree",
-        on_event: Callable[[AgentEvent], None] | None = None, checkpointer: Any = None,
-        verify_copies: bool | None = None) -> AgentRun:
+def ask(
+    question: str,
+    db: Database,
+    *,
+    model: Any = None,
+    policy: Any = None,
+    budget: Budget | None = None,
+    interactive: bool = False,
+    thread_id: str | None = None,
+    mode: Mode = "tree",
+    on_event: Callable[[AgentEvent], None] | None = None,
+    checkpointer: Any = None,
+    verify_copies: bool | None = None,
+) -> AgentRun:
     """Write SQL for ``question``, then debug it with the same tree (text-to-SQL)."""
     from actsagent.llm import StructuredOutputError
     from actsagent.tools.generate_sql import GeneratedSQL, _clean
 
     if not question or not question.strip():
         raise UserError("the question is empty")
-    rt, notes = _runtime(db, model, policy, budget, interactive, on_event)
+    rt, _notes = _runtime(db, model, policy, budget, interactive, on_event)
     if rt.model is None:
-        run = AgentRun(status="failed", mode=mode, intent=question,
-                       notes=["no LLM configured: `ask` needs a model to write the first SQL; "
-                              "use `repair` with your own SQL for the LLM-free path"])
+        run = AgentRun(
+            status="failed",
+            mode=mode,
+            intent=question,
+            notes=[
+                "no LLM configured: `ask` needs a model to write the first SQL; "
+                "use `repair` with your own SQL for the LLM-free path"
+            ],
+        )
         rt.emit("final", run.status, None, status=run.status)
         return run
     draft: str | list[str] | None = None
     try:
-        resp = rt.ctx.complete("ask_generate", role="tools", response_model=GeneratedSQL, question=question,
-                               **rt.ctx.schema_vars())  # the question alone: the whole schema
+        resp = rt.ctx.complete(
+            "ask_generate", role="tools", response_model=GeneratedSQL, question=question, **rt.ctx.schema_vars()
+        )  # the question alone: the whole schema
         draft = _clean(resp.parsed.sql)
         rt.emit("note", f"first SQL written from the question: {draft}")
     except StructuredOutputError as e:
         rt.emit("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
     draft_usage = rt.ctx.meter.total.model_copy()
-    run = repair(question, draft, db, mode=mode, model=rt.model, policy=policy, budget=budget,
-                 interactive=interactive, thread_id=thread_id, on_event=on_event, checkpointer=checkpointer,
-                 verify_copies=verify_copies)
+    run = repair(
+        question,
+        draft,
+        db,
+        mode=mode,
+        model=rt.model,
+        policy=policy,
+        budget=budget,
+        interactive=interactive,
+        thread_id=thread_id,
+        on_event=on_event,
+        checkpointer=checkpointer,
+        verify_copies=verify_copies,
+    )
     run.usage.llm_calls += draft_usage.llm_calls
     run.usage.prompt_tokens += draft_usage.prompt_tokens
     run.usage.completion_tokens += draft_usage.completion_tokens
@@ -133,9 +183,18 @@ def ask(question: str, db: Database, *, model: Any = None, policy: Any = None, b
 
 
 @traced("actsagent.resume", inputs=run_inputs, outputs=run_outputs)
-def resume(thread_id: str, answer: str, db: Database, *, model: Any = None, policy: Any = None,
-           budget: Budget | None = None, on_event: Callable[[AgentEvent], None] | None = None,
-           checkpointer: Any = None, verify_copies: bool | None = None) -> AgentRun:
+def resume(
+    thread_id: str,
+    answer: str,
+    db: Database,
+    *,
+    model: Any = None,
+    policy: Any = None,
+    budget: Budget | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    checkpointer: Any = None,
+    verify_copies: bool | None = None,
+) -> AgentRun:
     """Continue a run paused for clarification with the user's ``answer`` (an option number or words)."""
     rt, notes = _runtime(db, model, policy, budget, True, on_event, verify_copies)
     try:
@@ -186,8 +245,9 @@ def stream_resume(thread_id: str, answer: str, db: Database, **kwargs: Any) -> I
     return _stream_call(lambda on_event: resume(thread_id, answer, db, on_event=on_event, **kwargs), user_cb)
 
 
-def _stream_call(call: Callable[[Callable[[AgentEvent], None]], AgentRun],
-                 user_cb: Callable[[AgentEvent], None] | None) -> Iterator[AgentEvent]:
+def _stream_call(
+    call: Callable[[Callable[[AgentEvent], None]], AgentRun], user_cb: Callable[[AgentEvent], None] | None
+) -> Iterator[AgentEvent]:
     """Run ``call(on_event)`` in a thread; yield its events as they come, then ``final`` with the run."""
     q: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
 
@@ -200,8 +260,11 @@ def _stream_call(call: Callable[[Callable[[AgentEvent], None]], AgentRun],
     def work() -> None:
         try:
             run = call(sink)
-            q.put(AgentEvent(type="final", node_id=run.final_node, message=run.status,
-                             data={"run": run.model_dump(mode="json")}))
+            q.put(
+                AgentEvent(
+                    type="final", node_id=run.final_node, message=run.status, data={"run": run.model_dump(mode="json")}
+                )
+            )
         except BaseException as e:  # re-raised in the consumer's thread
             q.put(e)
         finally:
@@ -239,9 +302,15 @@ def _normalise_sql(sql: str | list[str] | None, split_dialect: str | None = None
     return sql.strip() or None
 
 
-def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, interactive: bool,
-             on_event: Callable[[AgentEvent], None] | None,
-             verify_copies: bool | None = None) -> tuple[Runtime, list[str]]:
+def _runtime(
+    db: Database,
+    model: Any,
+    policy: Any,
+    budget: Budget | None,
+    interactive: bool,
+    on_event: Callable[[AgentEvent], None] | None,
+    verify_copies: bool | None = None,
+) -> tuple[Runtime, list[str]]:
     notes: list[str] = []
     if isinstance(model, str):  # a model name: the configured endpoint, that model for every role
         from actsagent.llm import LLMConfig, RoleModels, get_chat_model
@@ -261,8 +330,9 @@ def _runtime(db: Database, model: Any, policy: Any, budget: Budget | None, inter
     return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive, on_event=on_event), notes
 
 
-def _run_tree(rt: Runtime, intent: str, sql: Any, mode: str, tid: str,
-              checkpointer: Any) -> tuple[TreeState, Clarification | None]:
+def _run_tree(
+    rt: Runtime, intent: str, sql: Any, mode: str, tid: str, checkpointer: Any
+) -> tuple[TreeState, Clarification | None]:
     graph = build_tree_graph(rt, checkpointer or get_checkpointer())
     config = {"configurable": {"thread_id": tid}, "recursion_limit": 4 * rt.budget.max_nodes + 20}
     snap = graph.get_state(config)
@@ -284,8 +354,12 @@ def _final_or_paused(graph: Any, config: dict) -> tuple[TreeState, Clarification
     paused = None
     if snap.next and "clarify" in snap.next:
         p = state.get("pending") or {}
-        paused = Clarification(question=p.get("question", ""), phrase=p.get("phrase", ""),
-                               options=p.get("options", []), node_id=p.get("node_id"))
+        paused = Clarification(
+            question=p.get("question", ""),
+            phrase=p.get("phrase", ""),
+            options=p.get("options", []),
+            node_id=p.get("node_id"),
+        )
     return state, paused  # type: ignore[return-value]
 
 
@@ -294,12 +368,13 @@ def _last_state(rt: Runtime, tid: str, checkpointer: Any) -> TreeState | None:
         graph = build_tree_graph(rt, checkpointer or get_checkpointer())
         values = graph.get_state({"configurable": {"thread_id": tid}}).values
         return dict(values) if values else None  # type: ignore[return-value]
-    except Exception:  # noqa: BLE001 - variants keep no checkpoint
+    except Exception:
         return None
 
 
-def _to_run(rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: Clarification | None,
-            t0: float, llm0: float) -> AgentRun:
+def _to_run(
+    rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: Clarification | None, t0: float, llm0: float
+) -> AgentRun:
     tree = PlanTree.model_validate(state.get("tree") or {})
     final = state.get("final") or {}
     node_id = final.get("node")
@@ -321,13 +396,28 @@ def _to_run(rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: C
     llm_this_call = rt.ctx.meter.total.llm_ms - llm0
     status = "paused" if paused else final.get("status", "failed")
     return AgentRun(
-        status=status, mode=state.get("mode", "tree"), intent=state.get("intent", ""),
-        original_sql=state.get("original_sql"), final_sql=";\n".join(statements) if statements else None,
-        final_sql_statements=statements, final_node=node_id, result=result, verdict=verdict, tree=tree,
+        status=status,
+        mode=state.get("mode", "tree"),
+        intent=state.get("intent", ""),
+        original_sql=state.get("original_sql"),
+        final_sql=";\n".join(statements) if statements else None,
+        final_sql_statements=statements,
+        final_node=node_id,
+        result=result,
+        verdict=verdict,
+        tree=tree,
         usage=RunUsage(**{k: c.get(k, 0) for k in RunUsage.model_fields}),
-        framework_ms=max(0.0, wall - llm_this_call), wall_ms=wall,
-        timings={"probe_ms": float(c.get("probe_ms", 0.0)), "checks_ms": float(c.get("checks_ms", 0.0)),
-                 "final_ms": final_ms},
-        notes=[*notes, *state.get("notes", [])], model_failures=list(state.get("failures", [])),
-        pending_clarification=paused, thread_id=tid, checks=check_plan(state),
-        original_checks=Verification.model_validate(state["original_check"]) if state.get("original_check") else None)
+        framework_ms=max(0.0, wall - llm_this_call),
+        wall_ms=wall,
+        timings={
+            "probe_ms": float(c.get("probe_ms", 0.0)),
+            "checks_ms": float(c.get("checks_ms", 0.0)),
+            "final_ms": final_ms,
+        },
+        notes=[*notes, *state.get("notes", [])],
+        model_failures=list(state.get("failures", [])),
+        pending_clarification=paused,
+        thread_id=tid,
+        checks=check_plan(state),
+        original_checks=Verification.model_validate(state["original_check"]) if state.get("original_check") else None,
+    )

@@ -46,8 +46,10 @@ def data_root() -> Path:
     ``$ACTSAGENT_DATA_DIR/realerrors`` (``config.data_dir``)."""
     found = config.data_dir("realerrors", "ACTSAGENT_BENCH_DATA")
     if found is None:
-        raise UserError("benchmark data not found: set ACTSAGENT_BENCH_DATA to the realerrors folder "
-                        "(or ACTSAGENT_DATA_DIR to the folder holding realerrors/)")
+        raise UserError(
+            "benchmark data not found: set ACTSAGENT_BENCH_DATA to the realerrors folder "
+            "(or ACTSAGENT_DATA_DIR to the folder holding realerrors/)"
+        )
     return found
 
 
@@ -66,9 +68,17 @@ def load_questions(root: Path, bench: str) -> list[BenchQuestion]:
     for q in json.loads(path.read_text(encoding="utf-8")):
         if not db_path(root, bench, q["db_id"]).is_file():
             continue
-        out.append(BenchQuestion(bench=bench, idx=q["idx"], db_id=q["db_id"], question=q["question"],
-                                 gold_sql=q["gold_sql"], evidence=q.get("evidence") or "",
-                                 difficulty=q.get("difficulty") or ""))
+        out.append(
+            BenchQuestion(
+                bench=bench,
+                idx=q["idx"],
+                db_id=q["db_id"],
+                question=q["question"],
+                gold_sql=q["gold_sql"],
+                evidence=q.get("evidence") or "",
+                difficulty=q.get("difficulty") or "",
+            )
+        )
     return out
 
 

@@ -73,8 +73,8 @@ CSV_FIELD_LIMIT = 2**31 - 1  # Python's csv stops at 128 KB per field by default
 
 
 class _Row(NamedTuple):
-    n: int                      # 1-based among non-blank rows: the id of a row without one
-    where: str                  # "line 3": where the row starts in the file, for messages
+    n: int  # 1-based among non-blank rows: the id of a row without one
+    where: str  # "line 3": where the row starts in the file, for messages
     data: dict[str, Any] | None
     problem: str | None = None
 
@@ -101,8 +101,10 @@ def read_pairs(path: str | Path, *, default_db: str | None = None) -> list[Clean
     pairs = [_pair(r, default_db, p.parent) for r in rows]
     dup = sorted(k for k, v in Counter(x.id for x in pairs).items() if v > 1)
     if dup:
-        raise UserError(f"{p}: ids are not unique ({', '.join(map(repr, dup[:5]))}"
-                        f"{f' and {len(dup) - 5} more' if len(dup) > 5 else ''}): verdicts are kept by id")
+        raise UserError(
+            f"{p}: ids are not unique ({', '.join(map(repr, dup[:5]))}"
+            f"{f' and {len(dup) - 5} more' if len(dup) > 5 else ''}): verdicts are kept by id"
+        )
     return pairs
 
 
@@ -124,8 +126,11 @@ def _jsonl_rows(p: Path) -> list[_Row]:
         except RecursionError:
             rows.append(_Row(n, where, None, "not JSON (nested too deeply)"))
             continue
-        rows.append(_Row(n, where, obj, None) if isinstance(obj, dict) else
-                    _Row(n, where, None, f"{_kind(obj)}, not a JSON object"))
+        rows.append(
+            _Row(n, where, obj, None)
+            if isinstance(obj, dict)
+            else _Row(n, where, None, f"{_kind(obj)}, not a JSON object")
+        )
     return rows
 
 
@@ -140,8 +145,9 @@ def _csv_rows(p: Path) -> list[_Row]:
         lacking = [f for f in ("question", "sql") if not set(FIELDS[f]).intersection(header)]
         if lacking:
             shown = ", ".join(repr(_printable(h)[:40]) for h in header[:8]) or "nothing"
-            why = "binary data" if _looks_binary(p) else \
-                f"the header has no {' or '.join(lacking)} column; found {shown}"
+            why = (
+                "binary data" if _looks_binary(p) else f"the header has no {' or '.join(lacking)} column; found {shown}"
+            )
             raise UserError(f"{p}: not a CSV file of pairs ({why})")
         start = reader.line_num + 1
         for record in reader:
@@ -185,15 +191,26 @@ def _pair(row: _Row, default_db: str | None, base: Path) -> CleanPair:
     if _has_surrogates(pid):
         problems.append("id is not UTF-8 text")
     if problems:
-        return CleanPair(id=_printable(pid), question=_printable(values.get("question", "")),
-                         sql=_printable(values.get("sql", "")), db=_printable(values.get("db", "")),
-                         problem=f"{row.where}: {'; '.join(problems)}")
+        return CleanPair(
+            id=_printable(pid),
+            question=_printable(values.get("question", "")),
+            sql=_printable(values.get("sql", "")),
+            db=_printable(values.get("db", "")),
+            problem=f"{row.where}: {'; '.join(problems)}",
+        )
     return CleanPair(id=pid, question=values["question"], sql=values["sql"], db=_resolve_db(values["db"], base))
 
 
 def _kind(value: Any) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
-            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _looks_binary(p: Path) -> bool:
@@ -226,12 +243,20 @@ def _resolve_db(db: str, base: Path) -> str:
 
 # --------------------------------------------------------------------------- one pair
 
+
 class Cleaner:
     """Decides one pair at a time; database handles are shared across worker threads."""
 
-    def __init__(self, *, use_llm: bool = False, model: Any = None, mode: str = "tree",
-                 max_rows: int = 1000, max_edit_distance: float = MAX_EDIT_DISTANCE,
-                 refine_time_limit_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        *,
+        use_llm: bool = False,
+        model: Any = None,
+        mode: str = "tree",
+        max_rows: int = 1000,
+        max_edit_distance: float = MAX_EDIT_DISTANCE,
+        refine_time_limit_s: float = 30.0,
+    ) -> None:
         self.use_llm = use_llm
         # A batch job can afford more search time than the interactive default (and stays stable under load).
         self.refine_time_limit_s = refine_time_limit_s
@@ -273,8 +298,13 @@ class Cleaner:
                 reason = f"database unavailable: {e}"
             except Exception as e:  # a bug met on this pair: recorded with the pair, the others go on
                 reason = f"internal error: {type(e).__name__}: {e}"
-        return CleanResult(**base, verdict="rejected", method="none", reason=_printable(reason[:MAX_REASON]),
-                           elapsed_s=round(time.perf_counter() - t0, 3))
+        return CleanResult(
+            **base,
+            verdict="rejected",
+            method="none",
+            reason=_printable(reason[:MAX_REASON]),
+            elapsed_s=round(time.perf_counter() - t0, 3),
+        )
 
     def _exec(self, db: Database, sql: str):
         return run_guarded(db, sql, self._policy)
@@ -286,13 +316,23 @@ class Cleaner:
         if isinstance(first, QueryResult) and first.row_count > 0:
             return CleanResult(**base, verdict="kept", evidence=evidence)
         if isinstance(first, DbError) and first.error_class.value == "guard_rejected":
-            return CleanResult(**base, verdict="rejected", reason=f"unsafe: {first.message}", method="none",
-                               evidence=evidence)
-        ref = refine(db, pair.sql, options=RefineOptions(time_limit_s=self.refine_time_limit_s),
-                     check=self._guard_hook(db.dialect))
-        evidence["safeql"] = {"status": ref.status, "why": ref.why, "candidates_explored": ref.candidates_explored,
-                              "edits": [{"operator": e.operator, "reason": e.reason, "before": e.before,
-                                         "after": e.after} for e in ref.edits]}
+            return CleanResult(
+                **base, verdict="rejected", reason=f"unsafe: {first.message}", method="none", evidence=evidence
+            )
+        ref = refine(
+            db,
+            pair.sql,
+            options=RefineOptions(time_limit_s=self.refine_time_limit_s),
+            check=self._guard_hook(db.dialect),
+        )
+        evidence["safeql"] = {
+            "status": ref.status,
+            "why": ref.why,
+            "candidates_explored": ref.candidates_explored,
+            "edits": [
+                {"operator": e.operator, "reason": e.reason, "before": e.before, "after": e.after} for e in ref.edits
+            ],
+        }
         gate = self._gate(pair.sql, ref, db.dialect) if ref.status == "refined" and ref.refined_sql else None
         if gate:
             evidence["safeql"]["refused"] = gate
@@ -301,15 +341,27 @@ class Cleaner:
             evidence["repaired_execution"] = _describe(again)
             if isinstance(again, QueryResult) and again.row_count > 0:
                 why = "empty result" if isinstance(first, QueryResult) else _reason(first)
-                return CleanResult(**base, verdict="repaired", repaired_sql=ref.refined_sql, method="safeql",
-                                   reason=f"original: {why}", evidence=evidence)
+                return CleanResult(
+                    **base,
+                    verdict="repaired",
+                    repaired_sql=ref.refined_sql,
+                    method="safeql",
+                    reason=f"original: {why}",
+                    evidence=evidence,
+                )
         if isinstance(first, QueryResult):  # runs, but nothing found: keep, flagged
             return CleanResult(**base, verdict="kept", evidence=evidence | {"warning": "empty result"})
-        return CleanResult(**base, verdict="rejected", method="safeql",
-                           reason=f"{_reason(first)}; SafeQL: {gate or ref.why or ref.status}", evidence=evidence)
+        return CleanResult(
+            **base,
+            verdict="rejected",
+            method="safeql",
+            reason=f"{_reason(first)}; SafeQL: {gate or ref.why or ref.status}",
+            evidence=evidence,
+        )
 
     def _guard_hook(self, dialect: str):
         """The guard as SafeQL's pre-execution hook: no candidate it refuses reaches the database."""
+
         def check(sql: str) -> DbError | None:
             verdict = check_sql(sql, dialect, self._policy)
             return None if verdict.ok else rejection_error(verdict)
@@ -329,8 +381,10 @@ class Cleaner:
         far = [e for e in ref.edits if e.embed_distance > self.max_edit_distance]
         if far:
             e = far[0]
-            return (f"repair changes meaning ({e.before!r} -> {e.after!r}, distance {e.embed_distance:.2f} > "
-                    f"{self.max_edit_distance})")
+            return (
+                f"repair changes meaning ({e.before!r} -> {e.after!r}, distance {e.embed_distance:.2f} > "
+                f"{self.max_edit_distance})"
+            )
         if _table_count(ref.refined_sql, dialect) < _table_count(original, dialect):
             return "repair drops a table from the query"
         return None
@@ -345,26 +399,47 @@ class Cleaner:
         if run.status == "failed" and down:
             raise LLMUnavailable(down.split("; completed steps", 1)[0])
         final = ";\n".join(run.final_sql_statements) if run.final_sql_statements else None
-        evidence = {"agent_status": run.status, "verdict": run.verdict, "notes": run.notes[:5],
-                    "usage": run.usage.model_dump(), "execution": _describe(run.result) if run.result else None}
+        evidence = {
+            "agent_status": run.status,
+            "verdict": run.verdict,
+            "notes": run.notes[:5],
+            "usage": run.usage.model_dump(),
+            "execution": _describe(run.result) if run.result else None,
+        }
         if run.status == "solved" and final:
             if _norm(final) == _norm(pair.sql):
                 return CleanResult(**base, verdict="kept", method="agent", evidence=evidence)
-            return CleanResult(**base, verdict="repaired", repaired_sql=final, method="agent",
-                               reason="the agent's judge accepted a corrected SQL", evidence=evidence)
+            return CleanResult(
+                **base,
+                verdict="repaired",
+                repaired_sql=final,
+                method="agent",
+                reason="the agent's judge accepted a corrected SQL",
+                evidence=evidence,
+            )
         reason = "; ".join(str(r) for r in ((run.verdict or {}).get("reasons") or [])[:3]) or run.status
-        return CleanResult(**base, verdict="rejected", method="agent", reason=f"agent: {reason}",
-                           evidence=evidence)
+        return CleanResult(**base, verdict="rejected", method="agent", reason=f"agent: {reason}", evidence=evidence)
 
 
 def _describe(res: Any) -> dict[str, Any]:
     if isinstance(res, QueryResult):
-        return {"ok": True, "row_count": res.row_count, "truncated": res.truncated,
-                "columns": [c.name for c in res.columns], "preview": [[str(v) for v in r] for r in res.rows[:3]],
-                "elapsed_ms": round(res.elapsed_ms, 1)}
+        return {
+            "ok": True,
+            "row_count": res.row_count,
+            "truncated": res.truncated,
+            "columns": [c.name for c in res.columns],
+            "preview": [[str(v) for v in r] for r in res.rows[:3]],
+            "elapsed_ms": round(res.elapsed_ms, 1),
+        }
     if isinstance(res, DbError):
-        return {"ok": False, "error_class": res.error_class.value, "message": res.message, "code": res.code,
-                "identifier": res.identifier, "engine": res.engine}
+        return {
+            "ok": False,
+            "error_class": res.error_class.value,
+            "message": res.message,
+            "code": res.code,
+            "identifier": res.identifier,
+            "engine": res.engine,
+        }
     return {"ok": False, "message": str(res)}
 
 
@@ -401,8 +476,18 @@ def _norm(sql: str) -> str:
 
 # --------------------------------------------------------------------------- batch
 
-def clean_file(input_path: str | Path, out_path: str | Path, *, workers: int = 2, use_llm: bool = False,
-               model: Any = None, mode: str = "tree", default_db: str | None = None, progress: bool = True) -> Report:
+
+def clean_file(
+    input_path: str | Path,
+    out_path: str | Path,
+    *,
+    workers: int = 2,
+    use_llm: bool = False,
+    model: Any = None,
+    mode: str = "tree",
+    default_db: str | None = None,
+    progress: bool = True,
+) -> Report:
     """Clean every pair of ``input_path`` into ``out_path`` (JSONL, resumable) and write a summary beside it."""
     pairs = read_pairs(input_path, default_db=default_db)
     out = Path(out_path)
@@ -410,10 +495,18 @@ def clean_file(input_path: str | Path, out_path: str | Path, *, workers: int = 2
     pending = log.pending(pairs, lambda p: p.id)
     cleaner = Cleaner(use_llm=use_llm, model=model, mode=mode)
     try:
-        columns = [TextColumn("[bold]clean"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-                   TimeElapsedColumn(), TimeRemainingColumn()]
-        with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar, \
-                ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="clean") as pool:
+        columns = [
+            TextColumn("[bold]clean"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        ]
+        with (
+            Progress(*columns, console=Console(stderr=True), disable=not progress) as bar,
+            ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="clean") as pool,
+        ):
             job = bar.add_task("clean", total=len(pairs), completed=len(pairs) - len(pending), info="")
             queue, running = list(pending), {}
             counts: dict[str, int] = {}
@@ -474,13 +567,29 @@ def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_
     return Report(
         name="Training-data cleaning",
         config={"input": str(input_path), "output": str(out), "llm": use_llm, "workers": workers},
-        summary={"pairs": n, "kept": len(by["kept"]), "repaired": len(by["repaired"]),
-                 "rejected": len(by["rejected"]),
-                 "usable_after_cleaning_pct": round(100.0 * (len(by["kept"]) + len(by["repaired"])) / n, 1) if n else 0,
-                 "seconds_per_pair": round(sum(times) / n, 3) if n else 0},
-        tables=[ReportTable(title="Rejection reasons", columns=["reason", "pairs"],
-                            rows=sorted(([k, v] for k, v in reasons.items()), key=lambda x: -x[1])),
-                ReportTable(title="By database", columns=["db", "kept", "repaired", "rejected"],
-                            rows=[[k, v["kept"], v["repaired"], v["rejected"]] for k, v in sorted(per_db.items())])],
-        notes=([] if use_llm else ["No LLM: verdicts check executability and SafeQL repairs only; "
-                                           "semantic correctness was not judged."]))
+        summary={
+            "pairs": n,
+            "kept": len(by["kept"]),
+            "repaired": len(by["repaired"]),
+            "rejected": len(by["rejected"]),
+            "usable_after_cleaning_pct": round(100.0 * (len(by["kept"]) + len(by["repaired"])) / n, 1) if n else 0,
+            "seconds_per_pair": round(sum(times) / n, 3) if n else 0,
+        },
+        tables=[
+            ReportTable(
+                title="Rejection reasons",
+                columns=["reason", "pairs"],
+                rows=sorted(([k, v] for k, v in reasons.items()), key=lambda x: -x[1]),
+            ),
+            ReportTable(
+                title="By database",
+                columns=["db", "kept", "repaired", "rejected"],
+                rows=[[k, v["kept"], v["repaired"], v["rejected"]] for k, v in sorted(per_db.items())],
+            ),
+        ],
+        notes=(
+            []
+            if use_llm
+            else ["No LLM: verdicts check executability and SafeQL repairs only; semantic correctness was not judged."]
+        ),
+    )

@@ -82,8 +82,12 @@ class _Table(BaseModel):
 def _layout(path: Path) -> list[_Table]:
     """The tables of the SQLite file at ``path`` (read-only), in name order."""
     with SqliteDatabase(path, limits=_READ_ALL) as db:
-        names = [r[0] for r in _rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
-                                         "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        names = [
+            r[0]
+            for r in _rows(
+                db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
         out = []
         for t in names:
             lit = exp.Literal.string(t).sql("sqlite")
@@ -102,15 +106,157 @@ def _rows(db: SqliteDatabase, sql: str) -> list[list]:
 
 
 # SQLite's keyword list (https://sqlite.org/lang_keywords.html): a new name must not be one
-SQLITE_KEYWORDS = frozenset("""abort action add after all alter always analyze and as asc attach autoincrement before
-begin between by cascade case cast check collate column commit conflict constraint create cross current current_date
-current_time current_timestamp database default deferrable deferred delete desc detach distinct do drop each else end
-escape except exclude exclusive exists explain fail filter first following for foreign from full generated glob group
-groups having if ignore immediate in index indexed initially inner insert instead intersect into is isnull join key last
-left like limit match materialized natural no not nothing notnull null nulls of offset on or order others outer over
-partition plan pragma preceding primary query raise range recursive references regexp reindex release rename replace
-restrict returning right rollback row rows savepoint select set table temp temporary then ties to transaction trigger
-unbounded union unique update using vacuum values view virtual when where window with without""".split())
+SQLITE_KEYWORDS = frozenset(
+    [
+        "abort",
+        "action",
+        "add",
+        "after",
+        "all",
+        "alter",
+        "always",
+        "analyze",
+        "and",
+        "as",
+        "asc",
+        "attach",
+        "autoincrement",
+        "before",
+        "begin",
+        "between",
+        "by",
+        "cascade",
+        "case",
+        "cast",
+        "check",
+        "collate",
+        "column",
+        "commit",
+        "conflict",
+        "constraint",
+        "create",
+        "cross",
+        "current",
+        "current_date",
+        "current_time",
+        "current_timestamp",
+        "database",
+        "default",
+        "deferrable",
+        "deferred",
+        "delete",
+        "desc",
+        "detach",
+        "distinct",
+        "do",
+        "drop",
+        "each",
+        "else",
+        "end",
+        "escape",
+        "except",
+        "exclude",
+        "exclusive",
+        "exists",
+        "explain",
+        "fail",
+        "filter",
+        "first",
+        "following",
+        "for",
+        "foreign",
+        "from",
+        "full",
+        "generated",
+        "glob",
+        "group",
+        "groups",
+        "having",
+        "if",
+        "ignore",
+        "immediate",
+        "in",
+        "index",
+        "indexed",
+        "initially",
+        "inner",
+        "insert",
+        "instead",
+        "intersect",
+        "into",
+        "is",
+        "isnull",
+        "join",
+        "key",
+        "last",
+        "left",
+        "like",
+        "limit",
+        "match",
+        "materialized",
+        "natural",
+        "no",
+        "not",
+        "nothing",
+        "notnull",
+        "null",
+        "nulls",
+        "of",
+        "offset",
+        "on",
+        "or",
+        "order",
+        "others",
+        "outer",
+        "over",
+        "partition",
+        "plan",
+        "pragma",
+        "preceding",
+        "primary",
+        "query",
+        "raise",
+        "range",
+        "recursive",
+        "references",
+        "regexp",
+        "reindex",
+        "release",
+        "rename",
+        "replace",
+        "restrict",
+        "returning",
+        "right",
+        "rollback",
+        "row",
+        "rows",
+        "savepoint",
+        "select",
+        "set",
+        "table",
+        "temp",
+        "temporary",
+        "then",
+        "ties",
+        "to",
+        "transaction",
+        "trigger",
+        "unbounded",
+        "union",
+        "unique",
+        "update",
+        "using",
+        "vacuum",
+        "values",
+        "view",
+        "virtual",
+        "when",
+        "where",
+        "window",
+        "with",
+        "without",
+    ]
+)
 
 
 def plan_renames(path: Path, *, seed: int = 0, code_share: float = 0.2) -> RenamePlan:
@@ -177,8 +323,10 @@ def write_degraded(src: Path, dst: Path, plan: RenamePlan) -> list[str]:
     stmts: list[str] = []
     for tr in plan.tables:
         t = layout[tr.name]
-        defs = [f"{_q(tr.columns[name])} {typ}{' NOT NULL' if notnull else ''}".rstrip()
-                for name, typ, notnull, _ in t.columns]
+        defs = [
+            f"{_q(tr.columns[name])} {typ}{' NOT NULL' if notnull else ''}".rstrip()
+            for name, typ, notnull, _ in t.columns
+        ]
         pk = [name for name, _, _, pos in sorted(t.columns, key=lambda c: c[3]) if pos]
         if pk:
             defs.append("PRIMARY KEY (" + ", ".join(_q(tr.columns[c]) for c in pk) + ")")
@@ -188,8 +336,11 @@ def write_degraded(src: Path, dst: Path, plan: RenamePlan) -> list[str]:
         for parts in fks.values():
             ref = tmap.get(parts[0][0].lower())
             ref_cols = {c.lower(): new for c, new in ref.columns.items()} if ref else {}
-            if ref is None or any(to and to.lower() not in ref_cols for _, _, to in parts) \
-                    or any(frm not in tr.columns for _, frm, _ in parts):
+            if (
+                ref is None
+                or any(to and to.lower() not in ref_cols for _, _, to in parts)
+                or any(frm not in tr.columns for _, frm, _ in parts)
+            ):
                 notes.append(f"{plan.database}.{tr.name}: foreign key to {parts[0][0]} dropped (target missing)")
                 continue
             frm_cols = ", ".join(_q(tr.columns[frm]) for _, frm, _ in parts)
@@ -208,6 +359,7 @@ def degrade_questions(questions: list[BenchQuestion], src: Path, dst: Path, plan
     with SqliteDatabase(src) as original:
         info = original.schema()
     tables, columns = plan.table_map(), plan.column_map()
+
     def drop(q: BenchQuestion, reason: str) -> None:
         out.dropped.append(DroppedQuestion(bench=q.bench, idx=q.idx, db_id=q.db_id, reason=reason))
 
@@ -228,13 +380,29 @@ def degrade_questions(questions: list[BenchQuestion], src: Path, dst: Path, plan
         if not same_result(gold, rows, bench=q.bench, gold_sql=q.gold_sql):
             drop(q, "rewritten gold returns different rows")
             continue
-        out.kept.append(DegradedQuestion(bench=q.bench, idx=q.idx, db_id=q.db_id, question=q.question,
-                                         gold_sql=new_sql, original_gold_sql=q.gold_sql, difficulty=q.difficulty))
+        out.kept.append(
+            DegradedQuestion(
+                bench=q.bench,
+                idx=q.idx,
+                db_id=q.db_id,
+                question=q.question,
+                gold_sql=new_sql,
+                original_gold_sql=q.gold_sql,
+                difficulty=q.difficulty,
+            )
+        )
     return out
 
 
-def build_degraded_set(root: Path, out_dir: Path, *, seed: int = 0, code_share: float = 0.2,
-                       benches: tuple[str, ...] = ("spider_dev", "bird_dev"), progress=None) -> dict:
+def build_degraded_set(
+    root: Path,
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    code_share: float = 0.2,
+    benches: tuple[str, ...] = ("spider_dev", "bird_dev"),
+    progress=None,
+) -> dict:
     """Degrade every database of ``benches`` under ``root`` into ``out_dir`` (same layout:
     ``<bench>/databases/<db>/<db>.sqlite``, ``<bench>/questions.json`` without hints,
     ``<bench>/dropped.json``, ``<bench>/renames.json``); returns counts per benchmark."""
@@ -267,8 +435,13 @@ def build_degraded_set(root: Path, out_dir: Path, *, seed: int = 0, code_share: 
         for d in outcome.dropped:
             key = d.reason.split(":")[0]
             reasons[key] = reasons.get(key, 0) + 1
-        summary[bench] = {"questions": len(qs), "kept": len(outcome.kept), "dropped": len(outcome.dropped),
-                          "dropped_by_reason": reasons, "notes": notes}
+        summary[bench] = {
+            "questions": len(qs),
+            "kept": len(outcome.kept),
+            "dropped": len(outcome.dropped),
+            "dropped_by_reason": reasons,
+            "notes": notes,
+        }
     return summary
 
 
@@ -277,5 +450,14 @@ def load_degraded_questions(out_dir: Path, bench: str) -> list[BenchQuestion]:
     path = out_dir / bench / "questions.json"
     if not path.is_file():
         raise UserError(f"no degraded set at {path}: build it with `python evals/make_degraded.py`")
-    return [BenchQuestion(bench=bench, idx=q["idx"], db_id=q["db_id"], question=q["question"], gold_sql=q["gold_sql"],
-                          difficulty=q.get("difficulty", "")) for q in json.loads(path.read_text())]
+    return [
+        BenchQuestion(
+            bench=bench,
+            idx=q["idx"],
+            db_id=q["db_id"],
+            question=q["question"],
+            gold_sql=q["gold_sql"],
+            difficulty=q.get("difficulty", ""),
+        )
+        for q in json.loads(path.read_text())
+    ]

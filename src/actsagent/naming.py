@@ -15,11 +15,67 @@ from functools import lru_cache
 
 COMMON_RANK = 30_000  # a word this frequent counts as a dictionary word
 # short words that are clear in a schema even though they are short
-CLEAR_SHORT = frozenset({"id", "age", "sex", "day", "year", "name", "type", "date", "time", "city", "cost", "size",
-                         "code", "rank", "role", "team", "area", "zip", "url", "email", "fee", "tax", "pay",
-                         "key", "row", "map", "job", "car", "dog", "pet", "art", "law", "bar", "gdp", "is", "of",
-                         "no", "to", "in", "on", "at", "by", "per", "for", "and", "the", "a", "an", "max", "min",
-                         "avg", "sum", "top", "low", "end", "net", "gross"})
+CLEAR_SHORT = frozenset(
+    {
+        "id",
+        "age",
+        "sex",
+        "day",
+        "year",
+        "name",
+        "type",
+        "date",
+        "time",
+        "city",
+        "cost",
+        "size",
+        "code",
+        "rank",
+        "role",
+        "team",
+        "area",
+        "zip",
+        "url",
+        "email",
+        "fee",
+        "tax",
+        "pay",
+        "key",
+        "row",
+        "map",
+        "job",
+        "car",
+        "dog",
+        "pet",
+        "art",
+        "law",
+        "bar",
+        "gdp",
+        "is",
+        "of",
+        "no",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "per",
+        "for",
+        "and",
+        "the",
+        "a",
+        "an",
+        "max",
+        "min",
+        "avg",
+        "sum",
+        "top",
+        "low",
+        "end",
+        "net",
+        "gross",
+    }
+)
 _VOWELS = set("aeiou")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
@@ -102,6 +158,7 @@ def obscurity(name: str) -> tuple[float, list[str]]:
 
 # ----- abbreviating (the degraded benchmark) ----------------------------------------------------
 
+
 def drop_vowels(word: str) -> str:
     """``country`` -> ``cntry``: first letter kept, later vowels and doubled letters dropped."""
     if len(word) <= 3 or word.isdigit():
@@ -125,7 +182,7 @@ def abbreviate(name: str, rng: random.Random) -> str:
     if style == "vowels":
         out = "_".join(drop_vowels(w) for w in ws)
     elif style == "truncate":
-        out = "_".join(w if w.isdigit() else w[:rng.choice((3, 4))] for w in ws)
+        out = "_".join(w if w.isdigit() else w[: rng.choice((3, 4))] for w in ws)
     elif style == "initials":
         out = "".join(w[0] for w in ws[:-1]) + drop_vowels(ws[-1])
     else:
@@ -139,18 +196,76 @@ def abbreviate(name: str, rng: random.Random) -> str:
 # ----- expanding (the knowledge base, refinement) ------------------------------------------------
 
 KNOWN_ABBREVIATIONS = {
-    "cnt": "count", "nm": "name", "nme": "name", "dt": "date", "amt": "amount", "qty": "quantity", "desc": "description",
-    "num": "number", "no": "number", "nbr": "number", "dept": "department", "emp": "employee", "addr": "address",
-    "cd": "code", "pct": "percent", "perc": "percent", "tel": "telephone", "ph": "phone", "yr": "year", "mth": "month",
-    "mo": "month", "dob": "date of birth", "cm": "centimetres", "kg": "kilograms", "sal": "salary", "st": "street",
-    "avg": "average", "tot": "total", "ttl": "total", "max": "maximum", "min": "minimum", "lbl": "label",
-    "typ": "type", "cat": "category", "ctgry": "category", "stat": "status", "sts": "status", "loc": "location",
-    "lat": "latitude", "lng": "longitude", "lon": "longitude", "pop": "population", "cnty": "county", "ctry": "country",
-    "cty": "city", "grp": "group", "org": "organisation", "mgr": "manager", "src": "source", "dst": "destination",
-    "val": "value", "wt": "weight", "ht": "height", "std": "student", "stu": "student", "crs": "course",
-    "prof": "professor", "inst": "institution", "univ": "university", "acct": "account", "trans": "transaction",
-    "bal": "balance", "exp": "expense", "inc": "income", "fname": "first name", "lname": "last name",
-    "dname": "department name", "ename": "employee name", "id": None, "k12": "kindergarten to grade 12",
+    "cnt": "count",
+    "nm": "name",
+    "nme": "name",
+    "dt": "date",
+    "amt": "amount",
+    "qty": "quantity",
+    "desc": "description",
+    "num": "number",
+    "no": "number",
+    "nbr": "number",
+    "dept": "department",
+    "emp": "employee",
+    "addr": "address",
+    "cd": "code",
+    "pct": "percent",
+    "perc": "percent",
+    "tel": "telephone",
+    "ph": "phone",
+    "yr": "year",
+    "mth": "month",
+    "mo": "month",
+    "dob": "date of birth",
+    "cm": "centimetres",
+    "kg": "kilograms",
+    "sal": "salary",
+    "st": "street",
+    "avg": "average",
+    "tot": "total",
+    "ttl": "total",
+    "max": "maximum",
+    "min": "minimum",
+    "lbl": "label",
+    "typ": "type",
+    "cat": "category",
+    "ctgry": "category",
+    "stat": "status",
+    "sts": "status",
+    "loc": "location",
+    "lat": "latitude",
+    "lng": "longitude",
+    "lon": "longitude",
+    "pop": "population",
+    "cnty": "county",
+    "ctry": "country",
+    "cty": "city",
+    "grp": "group",
+    "org": "organisation",
+    "mgr": "manager",
+    "src": "source",
+    "dst": "destination",
+    "val": "value",
+    "wt": "weight",
+    "ht": "height",
+    "std": "student",
+    "stu": "student",
+    "crs": "course",
+    "prof": "professor",
+    "inst": "institution",
+    "univ": "university",
+    "acct": "account",
+    "trans": "transaction",
+    "bal": "balance",
+    "exp": "expense",
+    "inc": "income",
+    "fname": "first name",
+    "lname": "last name",
+    "dname": "department name",
+    "ename": "employee name",
+    "id": None,
+    "k12": "kindergarten to grade 12",
 }
 
 

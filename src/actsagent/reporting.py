@@ -26,8 +26,13 @@ class ReportTable(BaseModel):
 class Report(BaseModel):
     name: str
     created_at: str = Field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    machine: dict[str, Any] = Field(default_factory=lambda: {
-        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()})
+    machine: dict[str, Any] = Field(
+        default_factory=lambda: {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        }
+    )
     config: dict[str, Any] = Field(default_factory=dict)
     summary: dict[str, Any] = Field(default_factory=dict)
     tables: list[ReportTable] = Field(default_factory=list)
@@ -35,8 +40,12 @@ class Report(BaseModel):
     plots: list[str] = Field(default_factory=list)
 
     def to_markdown(self) -> str:
-        out = [f"# {self.name}", "", f"_generated {self.created_at} on {self.machine.get('platform')}, "
-               f"{self.machine.get('cpus')} CPUs_", ""]
+        out = [
+            f"# {self.name}",
+            "",
+            f"_generated {self.created_at} on {self.machine.get('platform')}, {self.machine.get('cpus')} CPUs_",
+            "",
+        ]
         if self.config:
             out += ["## Configuration", ""] + [f"- `{k}`: {v}" for k, v in self.config.items()] + [""]
         if self.summary:

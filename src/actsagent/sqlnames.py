@@ -59,9 +59,15 @@ def _parse(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
 
 def _qualify(tree: exp.Expression, info: SchemaInfo, dialect: str, *, expand_alias_refs: bool = True) -> exp.Expression:
     try:
-        return qualify(tree, schema=sqlglot_schema(info, dialect), dialect=_sqlglot_dialect(dialect),
-                       validate_qualify_columns=False, identify=False, expand_stars=False,
-                       expand_alias_refs=expand_alias_refs)
+        return qualify(
+            tree,
+            schema=sqlglot_schema(info, dialect),
+            dialect=_sqlglot_dialect(dialect),
+            validate_qualify_columns=False,
+            identify=False,
+            expand_stars=False,
+            expand_alias_refs=expand_alias_refs,
+        )
     except (sqlglot.errors.SqlglotError, KeyError, ValueError, AttributeError) as e:
         raise SqlNamesError(f"cannot resolve names: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
 
@@ -113,8 +119,17 @@ def references(sql: str, info: SchemaInfo, dialect: str) -> SqlRefs:
     return refs
 
 
-def rename(sql: str, info: SchemaInfo, dialect: str, *, tables: dict[str, str], columns: dict[tuple[str, str], str],
-           keep_output_names: bool = False, minimal: bool = False, out_dialect: str | None = None) -> str:
+def rename(
+    sql: str,
+    info: SchemaInfo,
+    dialect: str,
+    *,
+    tables: dict[str, str],
+    columns: dict[tuple[str, str], str],
+    keep_output_names: bool = False,
+    minimal: bool = False,
+    out_dialect: str | None = None,
+) -> str:
     """``sql`` with real tables and their columns renamed (keys lower-case: ``tables[old]``,
     ``columns[(old_table, old_column)]``); table aliases equal to a renamed table's name follow it.
 
@@ -164,8 +179,13 @@ def rename(sql: str, info: SchemaInfo, dialect: str, *, tables: dict[str, str], 
                 t.set("alias", None)
     if not keep_output_names:
         for select, aliased in original_aliases:
-            referenced = {c.name.lower() for key in ("order", "group", "having") if select.args.get(key)
-                          for c in select.args[key].find_all(exp.Column) if not c.table}
+            referenced = {
+                c.name.lower()
+                for key in ("order", "group", "having")
+                if select.args.get(key)
+                for c in select.args[key].find_all(exp.Column)
+                if not c.table
+            }
             for e, was_aliased in zip(select.expressions, aliased):
                 if isinstance(e, exp.Alias) and not was_aliased and e.alias.lower() not in referenced:
                     e.replace(e.this)

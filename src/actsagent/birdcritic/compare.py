@@ -113,8 +113,13 @@ def load_run(path: str | Path) -> RunData:
             systems.add(row["system"])
     if not records:
         raise UserError(f"{results} holds no task records")
-    return RunData(label=folder.name or str(folder), path=str(folder), system=", ".join(sorted(systems)) or "?",
-                   records=records, skipped_lines=skipped)
+    return RunData(
+        label=folder.name or str(folder),
+        path=str(folder),
+        system=", ".join(sorted(systems)) or "?",
+        records=records,
+        skipped_lines=skipped,
+    )
 
 
 def _unique_labels(runs: list[RunData]) -> None:
@@ -140,8 +145,11 @@ def compare(paths: list[str | Path]) -> Comparison:
     runs = [load_run(p) for p in paths]
     _unique_labels(runs)
     common = set.intersection(*(set(r.records) for r in runs))
-    warnings = [f"{r.label}: {r.skipped_lines} line(s) of {RESULTS_FILE} are not task records and were left out"
-                for r in runs if r.skipped_lines]
+    warnings = [
+        f"{r.label}: {r.skipped_lines} line(s) of {RESULTS_FILE} are not task records and were left out"
+        for r in runs
+        if r.skipped_lines
+    ]
     only_in = {r.label: len(set(r.records) - common) for r in runs}
     if any(only_in.values()):
         extra = ", ".join(f"{k}: {v} more" for k, v in only_in.items() if v)
@@ -154,8 +162,9 @@ def compare(paths: list[str | Path]) -> Comparison:
     for a, b in combinations(runs, 2):
         pa, pb = ({i for i in ids if r.records[i].passed} for r in (a, b))
         pairs.append(PairResult(a=a.label, b=b.label, a_wins=_id_order(pa - pb), b_wins=_id_order(pb - pa)))
-    return Comparison(runs=figures, tasks_compared=len(ids), task_ids=ids, only_in=only_in, pairs=pairs,
-                      warnings=warnings)
+    return Comparison(
+        runs=figures, tasks_compared=len(ids), task_ids=ids, only_in=only_in, pairs=pairs, warnings=warnings
+    )
 
 
 def _figures(run: RunData, ids: list[str]) -> RunFigures:
@@ -169,12 +178,20 @@ def _figures(run: RunData, ids: list[str]) -> RunFigures:
     passed = sum(r.passed for r in recs)
     calls, tokens = sum(r.llm_calls for r in recs), sum(r.tokens for r in recs)
     n = len(scored) or 1
-    return RunFigures(label=run.label, system=run.system, tasks=len(recs), passed=passed,
-                      accuracy=_pct(passed, len(recs)), unsupported=len(recs) - len(scored),
-                      by_category=dict(sorted(by_cat.items(), key=lambda kv: _category_rank(kv[0]))),
-                      llm_calls=calls, llm_calls_per_task=round(calls / n, 2), tokens=tokens,
-                      tokens_per_task=round(tokens / n, 1),
-                      median_s_per_task=round(statistics.median(r.total_s for r in scored), 3) if scored else 0.0)
+    return RunFigures(
+        label=run.label,
+        system=run.system,
+        tasks=len(recs),
+        passed=passed,
+        accuracy=_pct(passed, len(recs)),
+        unsupported=len(recs) - len(scored),
+        by_category=dict(sorted(by_cat.items(), key=lambda kv: _category_rank(kv[0]))),
+        llm_calls=calls,
+        llm_calls_per_task=round(calls / n, 2),
+        tokens=tokens,
+        tokens_per_task=round(tokens / n, 1),
+        median_s_per_task=round(statistics.median(r.total_s for r in scored), 3) if scored else 0.0,
+    )
 
 
 def _category_rank(c: str) -> tuple[int, str]:
@@ -188,28 +205,57 @@ def categories(cmp: Comparison) -> list[str]:
 def to_report(cmp: Comparison, out_dir: Path | None = None) -> Report:
     """The comparison as JSON + markdown tables (and the plot, when ``out_dir`` is given)."""
     cats = categories(cmp)
-    metrics = [("system", "system"), ("tasks", "tasks"), ("unsupported", "unsupported"), ("passed", "passed"),
-               ("accuracy %", "accuracy"), ("LLM calls", "llm_calls"), ("LLM calls / task", "llm_calls_per_task"),
-               ("tokens", "tokens"), ("tokens / task", "tokens_per_task"), ("median s / task", "median_s_per_task")]
-    overall = ReportTable(title=f"Overall, on the {cmp.tasks_compared} shared tasks",
-                          columns=["metric", *[f.label for f in cmp.runs]],
-                          rows=[[name, *[getattr(f, attr) for f in cmp.runs]] for name, attr in metrics])
-    per_cat = ReportTable(title="Passed by category (passed / tasks, accuracy %)",
-                          columns=["category", "tasks", *[f.label for f in cmp.runs]],
-                          rows=[[c, _cat_cell(cmp.runs[0], c)[1],
-                                 *[f"{p}/{n} ({_pct(p, n)})" for p, n in (_cat_cell(f, c) for f in cmp.runs)]]
-                                for c in cats])
-    pairs = ReportTable(title="Pairwise: tasks one run passes and the other fails",
-                        columns=["run A", "run B", "A wins", "B wins", "A wins (ids)", "B wins (ids)"],
-                        rows=[[p.a, p.b, len(p.a_wins), len(p.b_wins), ", ".join(p.a_wins) or "-",
-                               ", ".join(p.b_wins) or "-"] for p in cmp.pairs])
+    metrics = [
+        ("system", "system"),
+        ("tasks", "tasks"),
+        ("unsupported", "unsupported"),
+        ("passed", "passed"),
+        ("accuracy %", "accuracy"),
+        ("LLM calls", "llm_calls"),
+        ("LLM calls / task", "llm_calls_per_task"),
+        ("tokens", "tokens"),
+        ("tokens / task", "tokens_per_task"),
+        ("median s / task", "median_s_per_task"),
+    ]
+    overall = ReportTable(
+        title=f"Overall, on the {cmp.tasks_compared} shared tasks",
+        columns=["metric", *[f.label for f in cmp.runs]],
+        rows=[[name, *[getattr(f, attr) for f in cmp.runs]] for name, attr in metrics],
+    )
+    per_cat = ReportTable(
+        title="Passed by category (passed / tasks, accuracy %)",
+        columns=["category", "tasks", *[f.label for f in cmp.runs]],
+        rows=[
+            [
+                c,
+                _cat_cell(cmp.runs[0], c)[1],
+                *[f"{p}/{n} ({_pct(p, n)})" for p, n in (_cat_cell(f, c) for f in cmp.runs)],
+            ]
+            for c in cats
+        ],
+    )
+    pairs = ReportTable(
+        title="Pairwise: tasks one run passes and the other fails",
+        columns=["run A", "run B", "A wins", "B wins", "A wins (ids)", "B wins (ids)"],
+        rows=[
+            [p.a, p.b, len(p.a_wins), len(p.b_wins), ", ".join(p.a_wins) or "-", ", ".join(p.b_wins) or "-"]
+            for p in cmp.pairs
+        ],
+    )
     summary: dict[str, Any] = {"tasks compared": cmp.tasks_compared}
     for f in cmp.runs:
         summary[f"{f.label}: passed"] = f"{f.passed} ({f.accuracy}%)"
-    report = Report(name="BIRD-CRITIC runs compared", config={"runs": [f.label for f in cmp.runs]},
-                    summary=summary, tables=[overall, per_cat, pairs],
-                    notes=[*cmp.warnings, "Unsupported tasks count as failures (accuracy over all shared tasks); "
-                           "LLM calls, tokens and times are over the supported ones."])
+    report = Report(
+        name="BIRD-CRITIC runs compared",
+        config={"runs": [f.label for f in cmp.runs]},
+        summary=summary,
+        tables=[overall, per_cat, pairs],
+        notes=[
+            *cmp.warnings,
+            "Unsupported tasks count as failures (accuracy over all shared tasks); "
+            "LLM calls, tokens and times are over the supported ones.",
+        ],
+    )
     if out_dir is not None and cats:
         report.plots = [str(plot_categories(cmp, Path(out_dir) / f"{STEM}_by_category.png"))]
     return report

@@ -40,6 +40,7 @@ STEM = "bench_judge"
 
 # --------------------------------------------------------------------------- the adapter to the agent's output
 
+
 class JudgedCandidate(BaseModel):
     """One candidate the agent judged, as the benchmark records it."""
 
@@ -76,13 +77,26 @@ def judged_candidates(run: Any) -> list[JudgedCandidate]:
         sql = (node.output or {}).get("sql") or (node.resolved_input or {}).get("sql") or node.input.get("sql")
         statements = [sql] if isinstance(sql, str) else [s for s in (sql or []) if isinstance(s, str)]
         dims = verdict.get("scores") if isinstance(verdict.get("scores"), dict) else {}
-        scores = {k: float(v["score"]) for k, v in dims.items()
-                  if isinstance(v, dict) and isinstance(v.get("score"), (int, float))}
-        out.append(JudgedCandidate(
-            node=node.id, order=node.order, tool=node.tool, sql=statements, passed=verdict["passed"],
-            method=verdict.get("method"), semantic_score=_num(verdict.get("semantic_score")),
-            entailment_score=_num(verdict.get("entailment_score")), scores=scores,
-            reasons=[str(r)[:300] for r in verdict.get("reasons") or []][:5], final=node.id == final))
+        scores = {
+            k: float(v["score"])
+            for k, v in dims.items()
+            if isinstance(v, dict) and isinstance(v.get("score"), (int, float))
+        }
+        out.append(
+            JudgedCandidate(
+                node=node.id,
+                order=node.order,
+                tool=node.tool,
+                sql=statements,
+                passed=verdict["passed"],
+                method=verdict.get("method"),
+                semantic_score=_num(verdict.get("semantic_score")),
+                entailment_score=_num(verdict.get("entailment_score")),
+                scores=scores,
+                reasons=[str(r)[:300] for r in verdict.get("reasons") or []][:5],
+                final=node.id == final,
+            )
+        )
     return out
 
 
@@ -97,11 +111,17 @@ def _num(v: Any) -> float | None:
 
 # --------------------------------------------------------------------------- one task
 
+
 def _label(result: ScoreResult | None) -> dict[str, Any]:
     if result is None:
         return {"passed": False, "status": "no_keys", "tests_passed": 0, "tests_total": 0, "message": ""}
-    return {"passed": result.passed, "status": result.status, "tests_passed": result.tests_passed,
-            "tests_total": result.tests_total, "message": (result.messages[0][:300] if result.messages else "")}
+    return {
+        "passed": result.passed,
+        "status": result.status,
+        "tests_passed": result.tests_passed,
+        "tests_total": result.tests_total,
+        "message": (result.messages[0][:300] if result.messages else ""),
+    }
 
 
 def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
@@ -110,8 +130,14 @@ def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
     rec = runner.base_record(task)
     reason = runner.unsupported_reason(task)
     if reason is not None:
-        return rec | {"status": "unsupported", "reason": reason, "candidates": [], "llm_calls": 0, "tokens": 0,
-                      "total_s": 0.0}
+        return rec | {
+            "status": "unsupported",
+            "reason": reason,
+            "candidates": [],
+            "llm_calls": 0,
+            "tokens": 0,
+            "total_s": 0.0,
+        }
     out, system_error, pre_error = runner.solve(task)
     solve_s = time.perf_counter() - start
     t1 = time.perf_counter()
@@ -128,12 +154,21 @@ def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
     run = out.trace
     system_error = system_error or provider_failure(run)
     rec |= {
-        "status": "error" if system_error else "done", "error": system_error, "preprocess_error": pre_error,
-        "agent_status": getattr(run, "status", None), "final_node": getattr(run, "final_node", None),
-        "final_sql": out.pred_sqls, "final": final,
+        "status": "error" if system_error else "done",
+        "error": system_error,
+        "preprocess_error": pre_error,
+        "agent_status": getattr(run, "status", None),
+        "final_node": getattr(run, "final_node", None),
+        "final_sql": out.pred_sqls,
+        "final": final,
         "final_judged": next((c["passed"] for c in candidates if c["final"]), None),
-        "candidates": candidates, "llm_calls": out.llm_calls, "tokens": out.tokens, "cost_usd": out.cost_usd,
-        "notes": out.notes[:5], "solve_s": round(solve_s, 3), "score_s": round(time.perf_counter() - t1, 3),
+        "candidates": candidates,
+        "llm_calls": out.llm_calls,
+        "tokens": out.tokens,
+        "cost_usd": out.cost_usd,
+        "notes": out.notes[:5],
+        "solve_s": round(solve_s, 3),
+        "score_s": round(time.perf_counter() - t1, 3),
         "total_s": round(time.perf_counter() - start, 3),
     }
     return rec
@@ -141,15 +176,27 @@ def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- which tasks
 
-def gold_passing(task_set: str, out_dir: Path, *, root: Path | None = None, workers: int = 2,
-                 progress: bool = True) -> set[str]:
+
+def gold_passing(
+    task_set: str, out_dir: Path, *, root: Path | None = None, workers: int = 2, progress: bool = True
+) -> set[str]:
     """Ids of the tasks whose gold ``sol_sql`` passes its own tests here (a resumable gold run in ``out_dir``)."""
     from actsagent.birdcritic.systems import GoldSystem
 
-    run_benchmark(task_set, GoldSystem(task_set, root=root), out_dir, workers=workers, progress=progress, root=root,
-                  report_name=f"BIRD-CRITIC {task_set} gold (which tasks the judge benchmark may draw)")
-    return {str(r["instance_id"]) for r in ResultLog(out_dir / "results.jsonl", key="instance_id").records()
-            if r.get("passed")}
+    run_benchmark(
+        task_set,
+        GoldSystem(task_set, root=root),
+        out_dir,
+        workers=workers,
+        progress=progress,
+        root=root,
+        report_name=f"BIRD-CRITIC {task_set} gold (which tasks the judge benchmark may draw)",
+    )
+    return {
+        str(r["instance_id"])
+        for r in ResultLog(out_dir / "results.jsonl", key="instance_id").records()
+        if r.get("passed")
+    }
 
 
 def draw(tasks: list[PublicTask], eligible: set[str], n: int | None, seed: int) -> list[PublicTask]:
@@ -163,8 +210,17 @@ def draw(tasks: list[PublicTask], eligible: set[str], n: int | None, seed: int) 
 
 # --------------------------------------------------------------------------- the run
 
-def run_judge_bench(task_set: str, system: Any, tasks: list[PublicTask], out_dir: str | Path, *,
-                    root: Path | None = None, progress: bool = True, config: dict[str, Any] | None = None) -> Report:
+
+def run_judge_bench(
+    task_set: str,
+    system: Any,
+    tasks: list[PublicTask],
+    out_dir: str | Path,
+    *,
+    root: Path | None = None,
+    progress: bool = True,
+    config: dict[str, Any] | None = None,
+) -> Report:
     """Run (or resume) the benchmark on ``tasks``; writes ``bench_judge.{json,md}`` and returns the report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -172,8 +228,16 @@ def run_judge_bench(task_set: str, system: Any, tasks: list[PublicTask], out_dir
         return _run_locked(task_set, system, tasks, out, root=root, progress=progress, config=config)
 
 
-def _run_locked(task_set: str, system: Any, tasks: list[PublicTask], out: Path, *, root: Path | None,
-                progress: bool, config: dict[str, Any] | None) -> Report:
+def _run_locked(
+    task_set: str,
+    system: Any,
+    tasks: list[PublicTask],
+    out: Path,
+    *,
+    root: Path | None,
+    progress: bool,
+    config: dict[str, Any] | None,
+) -> Report:
     log = ResultLog(out / LOG_FILE, key="instance_id")
     _check_same_system(log, system.name)
     latest = {str(r.get("instance_id")): r for r in log.records()}  # the last attempt of a task counts
@@ -183,19 +247,34 @@ def _run_locked(task_set: str, system: Any, tasks: list[PublicTask], out: Path, 
         runner = make_task_runner(task_set, system, pending, root=root)
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("{task.fields[info]}"), TimeElapsedColumn(), disable=not progress) as bar:
-            job = bar.add_task(f"judge bench ({system.name})", total=len(tasks), completed=len(tasks) - len(pending),
-                               info="")
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            disable=not progress,
+        ) as bar:
+            job = bar.add_task(
+                f"judge bench ({system.name})", total=len(tasks), completed=len(tasks) - len(pending), info=""
+            )
             for task in pending:
                 bar.update(job, info=f"task {task.instance_id}")
                 log.append(run_task(runner, task))
                 bar.advance(job)
     latest = {str(r.get("instance_id")): r for r in log.records()}
     records = [latest[t.instance_id] for t in tasks if t.instance_id in latest]
-    report = summarize(records, name=f"Judge benchmark: {system.name} on BIRD-CRITIC {task_set}",
-                       config={"task_set": task_set, "system": system.name, "tasks": len(tasks),
-                               "log": str(out / LOG_FILE), **(config or {})})
+    report = summarize(
+        records,
+        name=f"Judge benchmark: {system.name} on BIRD-CRITIC {task_set}",
+        config={
+            "task_set": task_set,
+            "system": system.name,
+            "tasks": len(tasks),
+            "log": str(out / LOG_FILE),
+            **(config or {}),
+        },
+    )
     report.write(out, stem=STEM)
     return report
 
@@ -204,12 +283,18 @@ def _complete(r: dict[str, Any]) -> bool:
     """A finished task's line; anything else (a failed system, a line edited by hand) is run again."""
     if r.get("status") == "unsupported":
         return True
+
     def judged(c: Any) -> bool:
         return isinstance(c, dict) and isinstance(c.get("passed"), bool) and _verdict(c.get("label"))
 
     numbers = all(isinstance(r.get(k), (int, float)) for k in ("llm_calls", "tokens", "total_s"))
-    return (r.get("status") == "done" and numbers and _verdict(r.get("final"))
-            and isinstance(r.get("candidates"), list) and all(map(judged, r["candidates"])))
+    return (
+        r.get("status") == "done"
+        and numbers
+        and _verdict(r.get("final"))
+        and isinstance(r.get("candidates"), list)
+        and all(map(judged, r["candidates"]))
+    )
 
 
 def _verdict(label: Any) -> bool:
@@ -217,6 +302,7 @@ def _verdict(label: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- figures
+
 
 def _pct(a: int, b: int) -> float | None:
     return round(100.0 * a / b, 2) if b else None
@@ -227,11 +313,17 @@ def judge_figures(candidates: list[dict[str, Any]]) -> dict[str, Any]:
     accepted = [c for c in candidates if c["passed"]]
     good = [c for c in candidates if c["label"]["passed"]]
     tp = sum(1 for c in accepted if c["label"]["passed"])
-    return {"candidates": len(candidates), "accepted": len(accepted), "scorer_passed": len(good),
-            "accepted_and_passed": tp, "accepted_but_failed": len(accepted) - tp,
-            "rejected_but_passed": len(good) - tp,
-            "accept_rate_pct": _pct(len(accepted), len(candidates)), "precision_pct": _pct(tp, len(accepted)),
-            "recall_pct": _pct(tp, len(good))}
+    return {
+        "candidates": len(candidates),
+        "accepted": len(accepted),
+        "scorer_passed": len(good),
+        "accepted_and_passed": tp,
+        "accepted_but_failed": len(accepted) - tp,
+        "rejected_but_passed": len(good) - tp,
+        "accept_rate_pct": _pct(len(accepted), len(candidates)),
+        "precision_pct": _pct(tp, len(accepted)),
+        "recall_pct": _pct(tp, len(good)),
+    }
 
 
 def _scored(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -246,10 +338,13 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
     final_passed = sum(1 for r in done if r["final"]["passed"])
     times = [r["total_s"] for r in done]
     summary: dict[str, Any] = {
-        "tasks": len(records), "unsupported": sum(r.get("status") == "unsupported" for r in records),
-        "errors": sum(r.get("status") == "error" for r in records), "tasks scored": len(done),
+        "tasks": len(records),
+        "unsupported": sum(r.get("status") == "unsupported" for r in records),
+        "errors": sum(r.get("status") == "error" for r in records),
+        "tasks scored": len(done),
         **{k.replace("_pct", " %").replace("_", " "): v for k, v in overall.items()},
-        "final answers passed": final_passed, "final pass rate %": _pct(final_passed, len(done)),
+        "final answers passed": final_passed,
+        "final pass rate %": _pct(final_passed, len(done)),
         "final answers accepted by the judge": sum(1 for c in finals if c["passed"]),
         "final answers: judge precision %": judge_figures(finals)["precision_pct"],
         "llm calls / task": round(statistics.fmean(r["llm_calls"] for r in done), 2) if done else 0,
@@ -260,8 +355,12 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
     cols = ["candidates", "accepted", "scorer passed", "accept rate %", "precision %", "recall %"]
 
     def row(figs: dict[str, Any]) -> list[Any]:
-        return [figs["candidates"], figs["accepted"], figs["scorer_passed"],
-                *[_na(figs[k]) for k in ("accept_rate_pct", "precision_pct", "recall_pct")]]
+        return [
+            figs["candidates"],
+            figs["accepted"],
+            figs["scorer_passed"],
+            *[_na(figs[k]) for k in ("accept_rate_pct", "precision_pct", "recall_pct")],
+        ]
 
     by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in done:
@@ -271,39 +370,80 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
     for c in cats:
         rs = by_cat[c]
         fp = sum(1 for r in rs if r["final"]["passed"])
-        cat_rows.append([c, len(rs), *row(judge_figures([x for r in rs for x in r["candidates"]])), fp,
-                         _na(_pct(fp, len(rs)))])
+        cat_rows.append(
+            [c, len(rs), *row(judge_figures([x for r in rs for x in r["candidates"]])), fp, _na(_pct(fp, len(rs)))]
+        )
     by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for c in cands:
         by_method[str(c.get("method"))].append(c)
-    task_rows = [[r["instance_id"], r.get("category"), r.get("agent_status"), len(r["candidates"]),
-                  sum(c["passed"] for c in r["candidates"]), sum(c["label"]["passed"] for c in r["candidates"]),
-                  "yes" if r["final"]["passed"] else "no", _na(r.get("final_judged")), r["llm_calls"], r["tokens"],
-                  r["total_s"]] for r in done]
+    task_rows = [
+        [
+            r["instance_id"],
+            r.get("category"),
+            r.get("agent_status"),
+            len(r["candidates"]),
+            sum(c["passed"] for c in r["candidates"]),
+            sum(c["label"]["passed"] for c in r["candidates"]),
+            "yes" if r["final"]["passed"] else "no",
+            _na(r.get("final_judged")),
+            r["llm_calls"],
+            r["tokens"],
+            r["total_s"],
+        ]
+        for r in done
+    ]
     tables = [
-        ReportTable(title="Judge against the scorer", columns=["candidates judged", *cols],
-                    rows=[["all", *row(overall)], ["final answers only", *row(judge_figures(finals))]]),
-        ReportTable(title="By category", columns=["category", "tasks", *cols, "final passed", "final pass rate %"],
-                    rows=cat_rows),
-        ReportTable(title="By judging method", columns=["method", *cols],
-                    rows=[[m, *row(judge_figures(cs))] for m, cs in sorted(by_method.items())]),
-        ReportTable(title="Per task", columns=["instance_id", "category", "agent status", "candidates", "accepted",
-                                               "scorer passed", "final passes", "final accepted", "LLM calls",
-                                               "tokens", "seconds"], rows=task_rows),
+        ReportTable(
+            title="Judge against the scorer",
+            columns=["candidates judged", *cols],
+            rows=[["all", *row(overall)], ["final answers only", *row(judge_figures(finals))]],
+        ),
+        ReportTable(
+            title="By category",
+            columns=["category", "tasks", *cols, "final passed", "final pass rate %"],
+            rows=cat_rows,
+        ),
+        ReportTable(
+            title="By judging method",
+            columns=["method", *cols],
+            rows=[[m, *row(judge_figures(cs))] for m, cs in sorted(by_method.items())],
+        ),
+        ReportTable(
+            title="Per task",
+            columns=[
+                "instance_id",
+                "category",
+                "agent status",
+                "candidates",
+                "accepted",
+                "scorer passed",
+                "final passes",
+                "final accepted",
+                "LLM calls",
+                "tokens",
+                "seconds",
+            ],
+            rows=task_rows,
+        ),
     ]
     bad = [r for r in records if r.get("status") in ("error", "unsupported")]
     if bad:
-        tables.append(ReportTable(title="Tasks not scored", columns=["instance_id", "status", "why"],
-                                  rows=[[r["instance_id"], r["status"], (r.get("error") or r.get("reason") or "")[:300]]
-                                        for r in bad]))
-    notes = ["precision = accepted candidates the scorer passes / accepted candidates; recall = scorer-passing "
-             "candidates the judge accepted / scorer-passing candidates; n/a when the denominator is 0.",
-             "Each distinct candidate SQL is scored in a fresh copy of the sample database (3 rows per table): "
-             "labels are a proxy for the official metric, like every score here.",
-             "The final answer is the agent's returned SQL; 'final accepted' is the judge's verdict on it "
-             "(n/a when it was never judged, e.g. the budget ran out first)."]
-    return Report(name=name, config=config, summary={k: _na(v) for k, v in summary.items()}, tables=tables,
-                  notes=notes)
+        tables.append(
+            ReportTable(
+                title="Tasks not scored",
+                columns=["instance_id", "status", "why"],
+                rows=[[r["instance_id"], r["status"], (r.get("error") or r.get("reason") or "")[:300]] for r in bad],
+            )
+        )
+    notes = [
+        "precision = accepted candidates the scorer passes / accepted candidates; recall = scorer-passing "
+        "candidates the judge accepted / scorer-passing candidates; n/a when the denominator is 0.",
+        "Each distinct candidate SQL is scored in a fresh copy of the sample database (3 rows per table): "
+        "labels are a proxy for the official metric, like every score here.",
+        "The final answer is the agent's returned SQL; 'final accepted' is the judge's verdict on it "
+        "(n/a when it was never judged, e.g. the budget ran out first).",
+    ]
+    return Report(name=name, config=config, summary={k: _na(v) for k, v in summary.items()}, tables=tables, notes=notes)
 
 
 def _na(v: Any) -> Any:

@@ -49,7 +49,7 @@ def drop_orphan_copies(admin_url: str) -> int:
     dropped = 0
     for name in admin.databases(admin_url, like=COPY_PREFIX.replace("_", r"\_") + "%"):
         try:
-            pid = int(name[len(COPY_PREFIX):].split("_", 1)[0])
+            pid = int(name[len(COPY_PREFIX) :].split("_", 1)[0])
         except ValueError:
             continue
         if not _alive(pid):
@@ -71,9 +71,16 @@ def _alive(pid: int) -> bool:
 class TaskRunner:
     """Everything one task needs; the keys stay here and only reach ``score``."""
 
-    def __init__(self, system: System, templates: dict[str, TemplateInfo], keys: dict[str, ScoringKeys],
-                 extensions: set[str], *, scorer_variant: str = "official",
-                 ids: dict[str, int | str] | None = None) -> None:
+    def __init__(
+        self,
+        system: System,
+        templates: dict[str, TemplateInfo],
+        keys: dict[str, ScoringKeys],
+        extensions: set[str],
+        *,
+        scorer_variant: str = "official",
+        ids: dict[str, int | str] | None = None,
+    ) -> None:
         self.system = system
         self.ids = ids or {}  # the task file's id type for the record (ints in flash)
         self.scorer_variant = scorer_variant
@@ -101,14 +108,19 @@ class TaskRunner:
             return self.system.solve(task, db, schema_text), None
         except DatabaseUnavailable:
             raise
-        except Exception as e:  # noqa: BLE001 - a crashing system fails the task, the run goes on
+        except Exception as e:
             msg = f"{type(e).__name__}: {e}"
             return SystemOutput(pred_sqls=[], notes=[f"system error: {msg}"]), msg
 
     def base_record(self, task: PublicTask) -> dict[str, Any]:
         """The fields every result line starts with; the id keeps the task file's type (ints in flash)."""
-        return {"instance_id": self.ids.get(task.instance_id, task.instance_id), "db_id": task.db_id,
-                "category": task.category, "efficiency": task.efficiency, "system": self.system.name}
+        return {
+            "instance_id": self.ids.get(task.instance_id, task.instance_id),
+            "db_id": task.db_id,
+            "category": task.category,
+            "efficiency": task.efficiency,
+            "system": self.system.name,
+        }
 
     def solve(self, task: PublicTask) -> tuple[SystemOutput, str | None, str | None]:
         """The system's answer, worked out in its own copy with preprocess applied.
@@ -124,7 +136,7 @@ class TaskRunner:
             pre_error = next((r.describe() for r in pre if not r.ok), None)
             try:
                 schema_text = work.schema(refresh=True).render()
-            except Exception as e:  # noqa: BLE001 - introspection trouble must not kill the run
+            except Exception as e:
                 schema_text = f"-- schema unavailable: {e}"
             return (*self._solve(task, work, schema_text), pre_error)
 
@@ -143,8 +155,14 @@ class TaskRunner:
         rec = self.base_record(task)
         reason = self.unsupported_reason(task)
         if reason is not None:
-            return rec | {"status": "unsupported", "passed": False, "reason": reason, "total_s": 0.0,
-                          "llm_calls": 0, "tokens": 0}
+            return rec | {
+                "status": "unsupported",
+                "passed": False,
+                "reason": reason,
+                "total_s": 0.0,
+                "llm_calls": 0,
+                "tokens": 0,
+            }
         t0 = time.perf_counter()
         out, system_error, pre_error = self.solve(task)
         solve_s = time.perf_counter() - t0
@@ -160,28 +178,54 @@ class TaskRunner:
             "failed_tests": result.failed_tests if result else [],
             "messages": [m[:500] for m in (result.messages if result else ["no scoring keys for this task"])][:5],
             "pred_sqls": out.pred_sqls,
-            "llm_calls": out.llm_calls, "tokens": out.tokens, "cost_usd": out.cost_usd,
-            "notes": out.notes[:10], "system_error": system_error, "preprocess_error": pre_error,
-            "solve_s": round(solve_s, 3), "score_s": round(score_s, 3),
+            "llm_calls": out.llm_calls,
+            "tokens": out.tokens,
+            "cost_usd": out.cost_usd,
+            "notes": out.notes[:10],
+            "system_error": system_error,
+            "preprocess_error": pre_error,
+            "solve_s": round(solve_s, 3),
+            "score_s": round(score_s, 3),
             "total_s": round(time.perf_counter() - start, 3),
         }
         return rec
 
 
-def make_task_runner(task_set: str, system: System, tasks: list[PublicTask], *, root: Path | None = None,
-                     scorer_variant: str = "official") -> TaskRunner:
+def make_task_runner(
+    task_set: str,
+    system: System,
+    tasks: list[PublicTask],
+    *,
+    root: Path | None = None,
+    scorer_variant: str = "official",
+) -> TaskRunner:
     """A runner for ``tasks``: their template databases built, copies of killed runs dropped, keys loaded."""
     server = admin.server_admin_url()
     drop_orphan_copies(server)
     templates = ensure_templates(sorted({t.db_id for t in tasks}), admin_url=server, root=root)
-    return TaskRunner(system, templates, load_scoring_keys(task_set, root=root), server_capabilities(server),
-                      scorer_variant=scorer_variant, ids=native_ids(task_set, root))
+    return TaskRunner(
+        system,
+        templates,
+        load_scoring_keys(task_set, root=root),
+        server_capabilities(server),
+        scorer_variant=scorer_variant,
+        ids=native_ids(task_set, root),
+    )
 
 
-def run_benchmark(task_set: str, system: System, out_dir: str | Path, *, workers: int = 2,
-                  limit: int | None = None, ids: list[str] | None = None, progress: bool = True,
-                  root: Path | None = None, report_name: str | None = None,
-                  scorer_variant: str = "official") -> Report:
+def run_benchmark(
+    task_set: str,
+    system: System,
+    out_dir: str | Path,
+    *,
+    workers: int = 2,
+    limit: int | None = None,
+    ids: list[str] | None = None,
+    progress: bool = True,
+    root: Path | None = None,
+    report_name: str | None = None,
+    scorer_variant: str = "official",
+) -> Report:
     """Run (or resume) ``system`` on a task set; returns the summary report written to ``out_dir``."""
     if getattr(system, "reference", False) and not report_name:
         report_name = f"BIRD-CRITIC {task_set} scorer validation ({system.name}, not a system under test)"
@@ -189,8 +233,17 @@ def run_benchmark(task_set: str, system: System, out_dir: str | Path, *, workers
     out.mkdir(parents=True, exist_ok=True)
     tasks = load_tasks(task_set, root=root, ids=ids, limit=limit)
     with _exclusive(out):
-        return _run_locked(task_set, system, out, tasks, workers=workers, progress=progress, root=root,
-                           report_name=report_name, scorer_variant=scorer_variant)
+        return _run_locked(
+            task_set,
+            system,
+            out,
+            tasks,
+            workers=workers,
+            progress=progress,
+            root=root,
+            report_name=report_name,
+            scorer_variant=scorer_variant,
+        )
 
 
 @contextmanager
@@ -208,8 +261,18 @@ def _exclusive(out: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask], *, workers: int, progress: bool,
-                root: Path | None, report_name: str | None, scorer_variant: str) -> Report:
+def _run_locked(
+    task_set: str,
+    system: System,
+    out: Path,
+    tasks: list[PublicTask],
+    *,
+    workers: int,
+    progress: bool,
+    root: Path | None,
+    report_name: str | None,
+    scorer_variant: str,
+) -> Report:
     log = ResultLog(out / RESULTS_FILE, key="instance_id")
     _check_same_system(log, system.name)
     pending = log.pending(tasks, lambda t: t.instance_id)
@@ -218,8 +281,7 @@ def _run_locked(task_set: str, system: System, out: Path, tasks: list[PublicTask
         _run_pool(runner, pending, log, workers=max(1, workers), progress=progress, total=len(tasks))
     records = {str(r["instance_id"]): r for r in log.records()}
     chosen = [records[t.instance_id] for t in tasks if t.instance_id in records]
-    report = summarize(chosen, task_set=task_set, system=system.name, workers=workers, out_dir=out,
-                       name=report_name)
+    report = summarize(chosen, task_set=task_set, system=system.name, workers=workers, out_dir=out, name=report_name)
     report.write(out, stem="summary")
     return report
 
@@ -232,14 +294,23 @@ def _check_same_system(log: ResultLog, name: str) -> None:
         raise UserError(f"{log.path} holds results of {', '.join(sorted(others))}; use another --out for {name}")
 
 
-def _run_pool(runner: TaskRunner, pending: list[PublicTask], log: ResultLog, *, workers: int, progress: bool,
-              total: int) -> None:
+def _run_pool(
+    runner: TaskRunner, pending: list[PublicTask], log: ResultLog, *, workers: int, progress: bool, total: int
+) -> None:
     done_before = total - len(pending)
     passed = sum(bool(r.get("passed")) for r in log.records())
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, disable=not progress, transient=False) as bar, \
-            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bc-worker") as pool:
+    columns = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    ]
+    with (
+        Progress(*columns, disable=not progress, transient=False) as bar,
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bc-worker") as pool,
+    ):
         job = bar.add_task(f"{runner.system.name}", total=total, completed=done_before, info="")
         queue = list(pending)
         running: dict[Any, PublicTask] = {}
@@ -263,8 +334,10 @@ def _run_pool(runner: TaskRunner, pending: list[PublicTask], log: ResultLog, *, 
 
 # --------------------------------------------------------------------------- summary and plots
 
-def summarize(records: list[dict[str, Any]], *, task_set: str, system: str, workers: int, out_dir: Path,
-              name: str | None = None) -> Report:
+
+def summarize(
+    records: list[dict[str, Any]], *, task_set: str, system: str, workers: int, out_dir: Path, name: str | None = None
+) -> Report:
     n = len(records)
     unsupported = [r for r in records if r.get("status") == "unsupported"]
     scored = [r for r in records if r.get("status") != "unsupported"]
@@ -275,9 +348,14 @@ def summarize(records: list[dict[str, Any]], *, task_set: str, system: str, work
     calls = [r.get("llm_calls", 0) for r in scored]
     status = Counter(r.get("score_status", r.get("status")) for r in records)
     summary = {
-        "tasks": n, "unsupported": len(unsupported), "scored": len(scored), "passed": len(passed),
-        "accuracy_all": _pct(len(passed), n), "accuracy_supported": _pct(len(passed), len(scored)),
-        "llm_calls_total": sum(calls), "tokens_total": sum(tokens),
+        "tasks": n,
+        "unsupported": len(unsupported),
+        "scored": len(scored),
+        "passed": len(passed),
+        "accuracy_all": _pct(len(passed), n),
+        "accuracy_supported": _pct(len(passed), len(scored)),
+        "llm_calls_total": sum(calls),
+        "tokens_total": sum(tokens),
         "llm_calls_per_task": round(sum(calls) / len(scored), 2) if scored else 0,
         "tokens_per_task": round(sum(tokens) / len(scored), 1) if scored else 0,
         "solve_s_mean": round(statistics.fmean(solve), 3) if solve else 0,
@@ -290,15 +368,31 @@ def summarize(records: list[dict[str, Any]], *, task_set: str, system: str, work
         ReportTable(title="Outcomes", columns=["outcome", "tasks"], rows=[[k, v] for k, v in status.most_common()]),
     ]
     if unsupported:
-        tables.append(ReportTable(title="Unsupported tasks", columns=["instance_id", "db_id", "reason"],
-                                  rows=[[r["instance_id"], r["db_id"], r.get("reason", "")] for r in unsupported]))
-    notes = ["Scored on the sample databases (3 rows per table): a proxy, not the official metric "
-             "(see shared/data/birdcritic/README.md, section 5).",
-             "accuracy_all counts unsupported tasks as failures; accuracy_supported leaves them out."]
-    report = Report(name=name or f"BIRD-CRITIC {task_set}: {system}",
-                    config={"task_set": task_set, "system": system, "workers": workers,
-                            "data": str(data_dir()), "results": str(out_dir / RESULTS_FILE)},
-                    summary=summary, tables=tables, notes=notes)
+        tables.append(
+            ReportTable(
+                title="Unsupported tasks",
+                columns=["instance_id", "db_id", "reason"],
+                rows=[[r["instance_id"], r["db_id"], r.get("reason", "")] for r in unsupported],
+            )
+        )
+    notes = [
+        "Scored on the sample databases (3 rows per table): a proxy, not the official metric "
+        "(see shared/data/birdcritic/README.md, section 5).",
+        "accuracy_all counts unsupported tasks as failures; accuracy_supported leaves them out.",
+    ]
+    report = Report(
+        name=name or f"BIRD-CRITIC {task_set}: {system}",
+        config={
+            "task_set": task_set,
+            "system": system,
+            "workers": workers,
+            "data": str(data_dir()),
+            "results": str(out_dir / RESULTS_FILE),
+        },
+        summary=summary,
+        tables=tables,
+        notes=notes,
+    )
     report.plots = _plots(records, out_dir, title=f"{task_set} / {system}")
     return report
 
@@ -318,8 +412,9 @@ def _group_table(title: str, records: list[dict[str, Any]], key: str, order: tup
         sup = [r for r in g if r.get("status") != "unsupported"]
         p = sum(bool(r.get("passed")) for r in g)
         rows.append([k, len(g), len(g) - len(sup), p, _pct(p, len(g)), _pct(p, len(sup))])
-    return ReportTable(title=title, rows=rows,
-                       columns=[key, "tasks", "unsupported", "passed", "accuracy %", "accuracy supported %"])
+    return ReportTable(
+        title=title, rows=rows, columns=[key, "tasks", "unsupported", "passed", "accuracy %", "accuracy supported %"]
+    )
 
 
 def _plots(records: list[dict[str, Any]], out_dir: Path, *, title: str) -> list[str]:
@@ -351,8 +446,10 @@ def _plots(records: list[dict[str, Any]], out_dir: Path, *, title: str) -> list[
     paths.append(str(p))
 
     scored = [r for r in records if r.get("status") != "unsupported"]
-    for field, label, fname in (("total_s", "seconds per task", "time_per_task.png"),
-                                ("tokens", "tokens per task", "tokens_per_task.png")):
+    for field, label, fname in (
+        ("total_s", "seconds per task", "time_per_task.png"),
+        ("tokens", "tokens per task", "tokens_per_task.png"),
+    ):
         vals = [float(r.get(field, 0) or 0) for r in scored]
         fig, ax = plt.subplots(figsize=(6, 3.5))
         colors = ["#55A868" if r.get("passed") else "#C44E52" for r in scored]

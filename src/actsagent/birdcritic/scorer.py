@@ -49,13 +49,16 @@ def load_scoring_keys(task_set: str, *, root: Path | None = None) -> dict[str, S
     out: dict[str, ScoringKeys] = {}
     for row in iter_rows(task_file(task_set, root)):
         sol = row.get("sol_sql") or []
-        out[str(row["instance_id"])] = ScoringKeys(instance_id=str(row["instance_id"]),
-                                                   sol_sql=[sol] if isinstance(sol, str) else list(sol),
-                                                   test_cases=list(row.get("test_cases") or []))
+        out[str(row["instance_id"])] = ScoringKeys(
+            instance_id=str(row["instance_id"]),
+            sol_sql=[sol] if isinstance(sol, str) else list(sol),
+            test_cases=list(row.get("test_cases") or []),
+        )
     return out
 
 
 # --------------------------------------------------------------------------- helpers the tests call
+
 
 def perform_query_on_postgresql_databases(query: str, db_name: str, conn: pg2.CompatConnection | None = None):
     """Run one statement and commit; return ``(rows or None, conn)``; errors roll back and propagate.
@@ -103,7 +106,7 @@ def run_statements(queries, db_name, conn=None):
             result, conn = perform_query_on_postgresql_databases(q, db_name, conn=conn)
         except pg2.QueryCanceled as e:
             return result, _first_line(e), True
-        except Exception as e:  # noqa: BLE001 - any failure stops the list, as in the official helper
+        except Exception as e:
             return result, _first_line(e), False
     return result, None, False
 
@@ -115,8 +118,7 @@ def _first_line(e: BaseException) -> str:
 
 def preprocess_results(results):
     """Dates and datetimes become ``YYYY-MM-DD`` strings, rows become tuples."""
-    return [tuple(v.strftime("%Y-%m-%d") if isinstance(v, (date, datetime)) else v for v in row)
-            for row in results]
+    return [tuple(v.strftime("%Y-%m-%d") if isinstance(v, (date, datetime)) else v for v in row) for row in results]
 
 
 def remove_distinct(sql_list):
@@ -235,8 +237,9 @@ class ScoreResult(BaseModel):
     messages: list[str] = []
 
 
-def _run_test_case(source: str, index: int, pred_sqls, sol_sqls, db_name, conn, pred_result,
-                   variant: ScorerVariant = "official") -> str | None:
+def _run_test_case(
+    source: str, index: int, pred_sqls, sol_sqls, db_name, conn, pred_result, variant: ScorerVariant = "official"
+) -> str | None:
     """Run one test case source; ``None`` when it passes, else a short reason."""
     outcome: list[str | None] = []
 
@@ -245,12 +248,12 @@ def _run_test_case(source: str, index: int, pred_sqls, sol_sqls, db_name, conn, 
         ns = helper_namespace(pred_result, variant=variant)
         try:
             code = compile("from datetime import date\n" + source, f"<test_case {index}>", "exec")
-            exec(code, ns)  # noqa: S102 - the benchmark's own test sources, run in a disposable copy
+            exec(code, ns)
             ns["test_case"](pred_sqls, sol_sqls, db_name, conn)
             outcome.append(None)
         except AssertionError as e:
             outcome.append(f"assertion: {str(e)[:300]}")
-        except BaseException as e:  # noqa: BLE001 - any failure of a test case fails the task
+        except BaseException as e:
             outcome.append(f"{type(e).__name__}: {str(e)[:300]}")
             if not isinstance(e, Exception):
                 outcome.append(traceback.format_exc(limit=1))
@@ -265,8 +268,9 @@ def _run_test_case(source: str, index: int, pred_sqls, sol_sqls, db_name, conn, 
     return outcome[0] if outcome else "test case produced no outcome"
 
 
-def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *,
-          variant: ScorerVariant = "official") -> ScoreResult:
+def score(
+    task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *, variant: ScorerVariant = "official"
+) -> ScoreResult:
     """Score ``pred_sqls`` in the fresh database copy at ``url`` (the official flow, README section 4).
 
     ``variant="checks"`` is a diagnostic reproducing the reference run in ``checks/``; real scoring
@@ -282,8 +286,12 @@ def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *
             execute_queries(task.preprocess_sql, db_name, conn)
         pred_result, err, timeout = run_statements(pred_sqls, db_name, conn)
         if err is not None:
-            return ScoreResult(passed=False, status="pred_timeout" if timeout else "pred_error",
-                               tests_total=len(keys.test_cases), messages=[err])
+            return ScoreResult(
+                passed=False,
+                status="pred_timeout" if timeout else "pred_error",
+                tests_total=len(keys.test_cases),
+                messages=[err],
+            )
         # Efficiency tasks compare the issue SQL (as "pred") with the prediction (as "sol").
         a, b = (task.issue_sql, pred_sqls) if task.efficiency else (pred_sqls, keys.sol_sql)
         failed, messages = [], []
@@ -297,8 +305,14 @@ def score(task: PublicTask, keys: ScoringKeys, pred_sqls: list[str], url: str, *
             except pg2.Error:
                 pass
         n = len(keys.test_cases)
-        return ScoreResult(passed=not failed, status="test_failed" if failed else "passed",
-                           tests_total=n, tests_passed=n - len(failed), failed_tests=failed, messages=messages)
+        return ScoreResult(
+            passed=not failed,
+            status="test_failed" if failed else "passed",
+            tests_total=n,
+            tests_passed=n - len(failed),
+            failed_tests=failed,
+            messages=messages,
+        )
     finally:
         try:
             conn.close()

@@ -61,8 +61,10 @@ class GoldSystem:
         self._keys = load_scoring_keys(task_set, root=root)
 
     def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
-        return SystemOutput(pred_sqls=list(self._keys[task.instance_id].sol_sql),
-                            notes=["reference: gold sol_sql (scorer validation only)"])
+        return SystemOutput(
+            pred_sqls=list(self._keys[task.instance_id].sol_sql),
+            notes=["reference: gold sol_sql (scorer validation only)"],
+        )
 
 
 class BaselineSystem:
@@ -136,8 +138,14 @@ class AgentSystem:
         run = repair(task.query, sql, db, **kwargs)
         calls, tokens, cost = usage_numbers(getattr(run, "usage", None))
         notes = [f"agent status: {getattr(run, 'status', '?')}", *[str(n)[:300] for n in getattr(run, "notes", [])[:5]]]
-        return SystemOutput(pred_sqls=list(run.final_sql_statements), llm_calls=calls, tokens=tokens, cost_usd=cost,
-                            notes=notes, trace=run)
+        return SystemOutput(
+            pred_sqls=list(run.final_sql_statements),
+            llm_calls=calls,
+            tokens=tokens,
+            cost_usd=cost,
+            notes=notes,
+            trace=run,
+        )
 
 
 def join_statements(stmts: list[str]) -> str:
@@ -151,8 +159,10 @@ def usage_numbers(usage: Any) -> tuple[int, int, float]:
     if isinstance(usage, dict):
         get = usage.get
     else:
+
         def get(k, d=None):
             return getattr(usage, k, d)
+
     calls = get("calls", None)
     if calls is None:
         calls = get("llm_calls", 0)
@@ -162,8 +172,9 @@ def usage_numbers(usage: Any) -> tuple[int, int, float]:
     return int(calls or 0), int(tokens or 0), float(get("cost_usd", 0.0) or 0.0)
 
 
-def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root: Path | None = None,
-                model: Any = None):
+def make_system(
+    spec: str, task_set: str, *, allow_reference: bool = False, root: Path | None = None, model: Any = None
+):
     """``issue_sql`` | ``gold`` | ``baseline:<model>`` | ``acts:tree|linear|regenerate[@model]`` |
     ``single_shot[@model]``. ``model``, a chat model object, serves an agent system instead of the
     configured one (e.g. with a record/replay cache); the system keeps ``spec`` as its name."""
@@ -176,8 +187,10 @@ def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root
         return IssueSqlSystem()
     if name == "gold":
         if not allow_reference:
-            raise UserError("`gold` replays the answers: it validates the scorer and is not a system under test "
-                            "(use `actsagent birdcritic validate`)")
+            raise UserError(
+                "`gold` replays the answers: it validates the scorer and is not a system under test "
+                "(use `actsagent birdcritic validate`)"
+            )
         return GoldSystem(task_set, root=root)
     if name.startswith("baseline:"):
         return BaselineSystem(spec.split(":", 1)[1], task_set, root=root)
@@ -185,5 +198,7 @@ def make_system(spec: str, task_set: str, *, allow_reference: bool = False, root
         return AgentSystem(name.split(":", 1)[1], model_name or None)
     if name == "single_shot":
         return AgentSystem("single_shot", model_name or None)
-    raise UserError(f"unknown system {spec!r}: use issue_sql, baseline:<model>, acts:tree, acts:linear, "
-                    "acts:regenerate or single_shot (optionally @model)")
+    raise UserError(
+        f"unknown system {spec!r}: use issue_sql, baseline:<model>, acts:tree, acts:linear, "
+        "acts:regenerate or single_shot (optionally @model)"
+    )

@@ -24,8 +24,16 @@ TASK_FILES: dict[str, str] = {
 BASELINE_FILES: dict[str, str] = {"flash": "flash.jsonl", "pg530": "pg530.jsonl"}
 
 # The only fields a system under test may see (what a user filing the issue would have).
-PUBLIC_FIELDS = ("instance_id", "db_id", "query", "issue_sql", "preprocess_sql", "clean_up_sql",
-                 "category", "efficiency")
+PUBLIC_FIELDS = (
+    "instance_id",
+    "db_id",
+    "query",
+    "issue_sql",
+    "preprocess_sql",
+    "clean_up_sql",
+    "category",
+    "efficiency",
+)
 
 
 class PublicTask(BaseModel):
@@ -49,8 +57,10 @@ def data_dir() -> Path:
     ``$ACTSAGENT_DATA_DIR/birdcritic`` (``config.data_dir``)."""
     found = config.data_dir("birdcritic", "ACTSAGENT_BIRDCRITIC_DIR", holds="tasks")
     if found is None:
-        raise UserError("BIRD-CRITIC data not found: set ACTSAGENT_BIRDCRITIC_DIR to the folder holding tasks/ "
-                        "(or ACTSAGENT_DATA_DIR to the folder holding birdcritic/)")
+        raise UserError(
+            "BIRD-CRITIC data not found: set ACTSAGENT_BIRDCRITIC_DIR to the folder holding tasks/ "
+            "(or ACTSAGENT_DATA_DIR to the folder holding birdcritic/)"
+        )
     return found
 
 
@@ -97,8 +107,9 @@ def native_ids(task_set: str, root: Path | None = None) -> dict[str, int | str]:
     return {str(r["instance_id"]): r["instance_id"] for r in iter_rows(task_file(task_set, root))}
 
 
-def load_tasks(task_set: str, *, root: Path | None = None, ids: list[str] | None = None,
-               limit: int | None = None) -> list[PublicTask]:
+def load_tasks(
+    task_set: str, *, root: Path | None = None, ids: list[str] | None = None, limit: int | None = None
+) -> list[PublicTask]:
     """Public tasks of a set, in file order; ``ids`` selects, ``limit`` truncates."""
     tasks = [_public(r) for r in iter_rows(task_file(task_set, root))]
     if ids:

@@ -28,8 +28,9 @@ _NEEDS = {
     # contrib extensions, recognised by their functions (the official image ships contrib)
     "uuid-ossp": re.compile(r"\buuid_generate_v\d", re.I),
     "tablefunc": re.compile(r"\b(crosstab\d*|connectby|normal_rand)\s*\(", re.I),
-    "pgcrypto": re.compile(r"\b(crypt|gen_salt|pgp_sym_encrypt|pgp_sym_decrypt|digest|hmac|gen_random_bytes)\s*\(",
-                           re.I),
+    "pgcrypto": re.compile(
+        r"\b(crypt|gen_salt|pgp_sym_encrypt|pgp_sym_decrypt|digest|hmac|gen_random_bytes)\s*\(", re.I
+    ),
     "pg_trgm": re.compile(r"\b((similarity|word_similarity|show_trgm)\s*\(|gin_trgm_ops|gist_trgm_ops)", re.I),
     "fuzzystrmatch": re.compile(r"\b(levenshtein|soundex|metaphone|dmetaphone|difference)\s*\(", re.I),
     "unaccent": re.compile(r"\bunaccent\s*\(", re.I),
@@ -77,8 +78,9 @@ def sample_script(db_id: str, root: Path | None = None) -> Path:
     return (root or data_dir()) / "databases" / "sample_pg" / f"{db_id}.sql"
 
 
-def ensure_template(db_id: str, *, admin_url: str | None = None, root: Path | None = None,
-                    rebuild: bool = False) -> TemplateInfo:
+def ensure_template(
+    db_id: str, *, admin_url: str | None = None, root: Path | None = None, rebuild: bool = False
+) -> TemplateInfo:
     """Build (or reuse) the template for ``db_id``; never raises for a missing database."""
     server = admin_url or admin.server_admin_url()
     name = template_dbname(db_id)
@@ -93,19 +95,25 @@ def ensure_template(db_id: str, *, admin_url: str | None = None, root: Path | No
     url = admin.url_for(server, name)
     with admin.advisory_lock(server, name):  # two runs may start together: one builds, the other then reuses
         if not rebuild and admin.database_comment(server, name) == stamp:
-            return TemplateInfo(db_id=db_id, dbname=name, url=url, ok=True, extensions=exts,
-                                skipped_extensions=_skipped(text, have))
+            return TemplateInfo(
+                db_id=db_id, dbname=name, url=url, ok=True, extensions=exts, skipped_extensions=_skipped(text, have)
+            )
         admin.drop_database(server, name)
         admin.create_database(server, name)
         try:
-            admin.run_script(url, _strip_unavailable(text, have), schemas=EXTRA_SCHEMAS,
-                             extensions=("postgis",) if "postgis" in have else ())
+            admin.run_script(
+                url,
+                _strip_unavailable(text, have),
+                schemas=EXTRA_SCHEMAS,
+                extensions=("postgis",) if "postgis" in have else (),
+            )
         except UserError as e:
             admin.drop_database(server, name)
             return TemplateInfo(db_id=db_id, dbname=name, ok=False, reason=f"loading {script.name} failed: {e}")
         admin.comment_database(server, name, stamp)
-        return TemplateInfo(db_id=db_id, dbname=name, url=url, ok=True, extensions=exts,
-                            skipped_extensions=_skipped(text, have))
+        return TemplateInfo(
+            db_id=db_id, dbname=name, url=url, ok=True, extensions=exts, skipped_extensions=_skipped(text, have)
+        )
 
 
 _EXT_LINE = re.compile(r"^\s*CREATE\s+EXTENSION\s+IF\s+NOT\s+EXISTS\s+(\w+)\s*;\s*$", re.I | re.M)
@@ -119,7 +127,8 @@ def _strip_unavailable(text: str, have: set[str]) -> str:
     return _EXT_LINE.sub(lambda m: m.group(0) if m.group(1).lower() in have else "", text)
 
 
-def ensure_templates(db_ids: list[str], *, admin_url: str | None = None, root: Path | None = None,
-                     rebuild: bool = False) -> dict[str, TemplateInfo]:
+def ensure_templates(
+    db_ids: list[str], *, admin_url: str | None = None, root: Path | None = None, rebuild: bool = False
+) -> dict[str, TemplateInfo]:
     server = admin_url or admin.server_admin_url()
     return {d: ensure_template(d, admin_url=server, root=root, rebuild=rebuild) for d in sorted(set(db_ids))}

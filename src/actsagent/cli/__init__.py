@@ -12,10 +12,19 @@ import sys
 
 import typer
 
-from actsagent.cli._common import CheckedGroup, SettingOption, db_app  # modules add `actsagent db ...` commands to db_app
+from actsagent.cli._common import (  # modules add `actsagent db ...` commands to db_app
+    CheckedGroup,
+    SettingOption,
+    db_app,
+)
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=CheckedGroup,
-                  help="actsagent: make LLM-written SQL correct and safe.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    cls=CheckedGroup,
+    help="actsagent: make LLM-written SQL correct and safe.",
+)
 
 app.add_typer(db_app, name="db")
 

@@ -21,12 +21,20 @@ from actsagent.errors import ActsagentError
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)  # a message stays one line
 
-DbOption = typer.Option(None, "--db", help="postgresql:// URL, SQLite file, or embedded database name "
-                                          "(default: $DATABASE_URL, else the embedded demo database)")
+DbOption = typer.Option(
+    None,
+    "--db",
+    help="postgresql:// URL, SQLite file, or embedded database name "
+    "(default: $DATABASE_URL, else the embedded demo database)",
+)
 JsonOption = typer.Option(False, "--json", help="print machine-readable JSON instead of tables")
-SettingOption = typer.Option(None, "--setting", metavar="NAME=VALUE",
-                             help="a per-caller setting (e.g. app.tenant_id=42) SET LOCAL in every transaction on "
-                                  "PostgreSQL, for row-level security; repeatable")
+SettingOption = typer.Option(
+    None,
+    "--setting",
+    metavar="NAME=VALUE",
+    help="a per-caller setting (e.g. app.tenant_id=42) SET LOCAL in every transaction on "
+    "PostgreSQL, for row-level security; repeatable",
+)
 
 
 def run_app(app: typer.Typer, args: list[str] | None = None) -> int:
@@ -54,8 +62,9 @@ def run_app(app: typer.Typer, args: list[str] | None = None) -> int:
             _error(e.format_message() + (f" (see {ctx.command_path} --help)" if ctx is not None else ""))
         return e.exit_code
     except pydantic.ValidationError as e:
-        _error("invalid value: " + "; ".join(f"{'.'.join(map(str, x['loc'])) or 'input'}: {x['msg']}"
-                                             for x in e.errors()))
+        _error(
+            "invalid value: " + "; ".join(f"{'.'.join(map(str, x['loc'])) or 'input'}: {x['msg']}" for x in e.errors())
+        )
         return 2
     except OSError as e:
         _error(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e) or type(e).__name__)
@@ -89,6 +98,7 @@ def show_warnings() -> None:
 # Every int or float option of every command is checked here, by name, before the command runs: click's
 # ranges let nan through, and a timeout of 0, -1 or inf would otherwise reach the database as a traceback.
 
+
 class Bounds(NamedTuple):
     low: float
     high: float
@@ -116,8 +126,12 @@ def _number_check(name: str, then):
             b = _bounds(name, value)
             too_low = value <= b.low if b.low_open else value < b.low
             if not math.isfinite(value) or too_low or value > b.high:
-                raise typer.BadParameter(f"must be {'greater than' if b.low_open else 'at least'} {b.low} and at most "
-                                         f"{b.high}{b.unit}, not {value:g}", ctx=ctx, param=param)
+                raise typer.BadParameter(
+                    f"must be {'greater than' if b.low_open else 'at least'} {b.low} and at most "
+                    f"{b.high}{b.unit}, not {value:g}",
+                    ctx=ctx,
+                    param=param,
+                )
         return then(ctx, param, value) if then else value
 
     check.numbers_checked = True  # type: ignore[attr-defined]

@@ -19,17 +19,20 @@ def register(app: typer.Typer) -> None:
     app.command("ask")(ask_cmd)
 
 
-def repair_cmd(intent: str = typer.Option(..., "--intent", "-i", help="what the SQL should do (the issue text)"),
-               sql: str = typer.Option(None, "--sql", "-s", help="the faulty SQL"),
-               sql_file: Path = typer.Option(None, "--sql-file", help="read the faulty SQL from a file"),
-               db: str = DbOption,
-               mode: str = typer.Option("tree", "--mode", "-m", help="tree | linear | regenerate | single_shot"),
-               sandbox: bool = typer.Option(False, "--sandbox", help="allow DDL/DML (runs in a disposable copy of "
-                                                                     "the database; PostgreSQL only)"),
-               interactive: bool = typer.Option(False, "--interactive", help="ask me when the intent is ambiguous"),
-               max_nodes: int = typer.Option(24, "--max-nodes", help="node budget of the plan tree"),
-               thread: str = typer.Option(None, "--thread", help="thread id: continue an interrupted run"),
-               json_out: bool = JsonOption) -> None:
+def repair_cmd(
+    intent: str = typer.Option(..., "--intent", "-i", help="what the SQL should do (the issue text)"),
+    sql: str = typer.Option(None, "--sql", "-s", help="the faulty SQL"),
+    sql_file: Path = typer.Option(None, "--sql-file", help="read the faulty SQL from a file"),
+    db: str = DbOption,
+    mode: str = typer.Option("tree", "--mode", "-m", help="tree | linear | regenerate | single_shot"),
+    sandbox: bool = typer.Option(
+        False, "--sandbox", help="allow DDL/DML (runs in a disposable copy of the database; PostgreSQL only)"
+    ),
+    interactive: bool = typer.Option(False, "--interactive", help="ask me when the intent is ambiguous"),
+    max_nodes: int = typer.Option(24, "--max-nodes", help="node budget of the plan tree"),
+    thread: str = typer.Option(None, "--thread", help="thread id: continue an interrupted run"),
+    json_out: bool = JsonOption,
+) -> None:
     """Repair a faulty SQL so it does what the intent says; prints the plan tree with its evidence."""
     if mode not in _MODES:
         raise UserError(f"--mode must be one of {', '.join(_MODES)}, not {mode!r}")
@@ -44,17 +47,36 @@ def repair_cmd(intent: str = typer.Option(..., "--intent", "-i", help="what the 
             raise UserError(f"{sql_file}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})") from e
     if not sql or not sql.strip():
         raise UserError("no SQL given: pass --sql or --sql-file (or use `actsagent ask` to start from a question)")
-    _run(lambda **kw: _agent().repair(intent, sql, **kw), db, mode=mode, sandbox=sandbox, interactive=interactive,
-         max_nodes=max_nodes, thread=thread, json_out=json_out)
+    _run(
+        lambda **kw: _agent().repair(intent, sql, **kw),
+        db,
+        mode=mode,
+        sandbox=sandbox,
+        interactive=interactive,
+        max_nodes=max_nodes,
+        thread=thread,
+        json_out=json_out,
+    )
 
 
-def ask_cmd(question: str = typer.Argument(..., help="a question about the data"), db: str = DbOption,
-            interactive: bool = typer.Option(False, "--interactive", help="ask me when the question is ambiguous"),
-            max_nodes: int = typer.Option(24, "--max-nodes", help="node budget of the plan tree"),
-            json_out: bool = JsonOption) -> None:
+def ask_cmd(
+    question: str = typer.Argument(..., help="a question about the data"),
+    db: str = DbOption,
+    interactive: bool = typer.Option(False, "--interactive", help="ask me when the question is ambiguous"),
+    max_nodes: int = typer.Option(24, "--max-nodes", help="node budget of the plan tree"),
+    json_out: bool = JsonOption,
+) -> None:
     """Write SQL for a question, then debug it with the same plan tree."""
-    _run(lambda **kw: _agent().ask(question, **kw), db, mode="tree", sandbox=False, interactive=interactive,
-         max_nodes=max_nodes, thread=None, json_out=json_out)
+    _run(
+        lambda **kw: _agent().ask(question, **kw),
+        db,
+        mode="tree",
+        sandbox=False,
+        interactive=interactive,
+        max_nodes=max_nodes,
+        thread=None,
+        json_out=json_out,
+    )
 
 
 def _agent():
@@ -63,8 +85,17 @@ def _agent():
     return agent
 
 
-def _run(call, db_target: str | None, *, mode: str, sandbox: bool, interactive: bool, max_nodes: int,
-         thread: str | None, json_out: bool) -> None:
+def _run(
+    call,
+    db_target: str | None,
+    *,
+    mode: str,
+    sandbox: bool,
+    interactive: bool,
+    max_nodes: int,
+    thread: str | None,
+    json_out: bool,
+) -> None:
     from actsagent.demo import open_target
     from actsagent.graphs.models import Budget
     from actsagent.guard import Policy
@@ -109,7 +140,8 @@ def _print_event(ev) -> None:
         console.print(f"[cyan]▶ {ev.node_id}[/] {escape(ev.message)}")
     elif ev.type == "node_end":
         colour = {"done": "green", "accepted": "bold green", "refuted": "yellow", "failed": "red"}.get(
-            ev.data.get("status", ""), "white")
+            ev.data.get("status", ""), "white"
+        )
         stats = f"{ev.data.get('ms', 0):.0f} ms"
         if ev.data.get("llm_calls"):
             stats += f", {ev.data['llm_calls']} LLM call(s), {ev.data.get('tokens', 0)} tok"
@@ -128,9 +160,11 @@ def _print_event(ev) -> None:
 
 def _print_run(run) -> None:
     colour = {"solved": "bold green", "best_effort": "yellow", "failed": "bold red", "paused": "yellow"}[run.status]
-    console.print(f"\n[{colour}]{run.status}[/] ({run.mode}); {run.usage.llm_calls} LLM call(s), "
-                  f"{run.usage.prompt_tokens + run.usage.completion_tokens} tokens, "
-                  f"framework {run.framework_ms:.0f} ms")
+    console.print(
+        f"\n[{colour}]{run.status}[/] ({run.mode}); {run.usage.llm_calls} LLM call(s), "
+        f"{run.usage.prompt_tokens + run.usage.completion_tokens} tokens, "
+        f"framework {run.framework_ms:.0f} ms"
+    )
     if run.final_sql:
         console.print("[bold]final SQL[/]")
         console.print(escape(run.final_sql), highlight=False, soft_wrap=True)

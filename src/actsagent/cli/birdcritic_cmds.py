@@ -16,14 +16,19 @@ SetOption = typer.Option("flash", "--set", help="task set: flash | pg530 | open-
 @bc.command("run")
 def run_cmd(
     task_set: str = SetOption,
-    system: str = typer.Option(..., "--system", help="issue_sql | baseline:<model> | acts:tree | acts:linear | "
-                                                     "acts:regenerate | single_shot (optionally @model)"),
+    system: str = typer.Option(
+        ...,
+        "--system",
+        help="issue_sql | baseline:<model> | acts:tree | acts:linear | "
+        "acts:regenerate | single_shot (optionally @model)",
+    ),
     out: Path = typer.Option(..., "--out", help="output folder (results.jsonl, summary.json/.md, plots)"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="first N tasks only"),
     ids: list[str] | None = typer.Option(None, "--ids", help="only these instance ids (repeat or comma-separate)"),
     workers: int = typer.Option(2, "--workers", min=1, max=16),
-    scorer_variant: str = typer.Option("official", "--scorer-variant",
-                                       help="official | checks (diagnostic: reproduces the checks/ reference run)"),
+    scorer_variant: str = typer.Option(
+        "official", "--scorer-variant", help="official | checks (diagnostic: reproduces the checks/ reference run)"
+    ),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Run (or resume) a system; finished tasks in OUT/results.jsonl are skipped."""
@@ -35,8 +40,9 @@ def run_cmd(
     from actsagent.birdcritic.systems import make_system
 
     sys_obj = make_system(system, task_set)
-    report = run_benchmark(task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids),
-                           scorer_variant=scorer_variant)
+    report = run_benchmark(
+        task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids), scorer_variant=scorer_variant
+    )
     print_summary(report.summary, json_out=json_out, footer=f"report: {out}")
 
 
@@ -58,8 +64,11 @@ def validate_cmd(
 @bc.command("compare")
 def compare_cmd(
     runs: list[Path] = typer.Argument(..., help="output folders of `actsagent birdcritic run` (two or more)"),
-    out: Path = typer.Option(Path("birdcritic_compare"), "--out",
-                             help="folder for compare.json/.md, compare_data.json and compare_by_category.png"),
+    out: Path = typer.Option(
+        Path("birdcritic_compare"),
+        "--out",
+        help="folder for compare.json/.md, compare_data.json and compare_by_category.png",
+    ),
     json_out: bool = typer.Option(False, "--json", help="print the comparison as JSON"),
 ) -> None:
     """Runs side by side on their shared tasks: passed overall and per category, cost, time, tasks won and lost."""
@@ -76,8 +85,14 @@ def compare_cmd(
         print_json(result)
         return
     for t in report.tables:  # folder names and ids are shown as text, never as console markup
-        console.print(rows_table([escape(c) for c in t.columns], [[escape(str(v)) for v in r] for r in t.rows],
-                                 title=escape(t.title), max_rows=100))
+        console.print(
+            rows_table(
+                [escape(c) for c in t.columns],
+                [[escape(str(v)) for v in r] for r in t.rows],
+                title=escape(t.title),
+                max_rows=100,
+            )
+        )
     console.print(f"report: {escape(str(out / 'compare.md'))}")
 
 

@@ -33,8 +33,14 @@ _ICON = {"pending": "·", "done": "✓", "failed": "✗", "refuted": "↩", "acc
 class ChatSession:
     """One terminal conversation: reads lines with ``read``, prints with ``console``."""
 
-    def __init__(self, flow: Flow, store: ConversationStore, console: Console,
-                 read: Callable[[str], str] = input, max_rows: int = 30) -> None:
+    def __init__(
+        self,
+        flow: Flow,
+        store: ConversationStore,
+        console: Console,
+        read: Callable[[str], str] = input,
+        max_rows: int = 30,
+    ) -> None:
         self.flow = flow
         self.store = store
         self.console = console
@@ -86,7 +92,7 @@ class ChatSession:
             if cmd == "/schema":
                 try:
                     c.print(self.flow.db.get().schema().render(), markup=False, highlight=False)
-                except Exception as e:  # noqa: BLE001 - shown, the chat goes on
+                except Exception as e:
                     c.print(f"[red]{e}[/]")
                 continue
             if cmd in ("/run", "/repair"):
@@ -170,8 +176,10 @@ class ChatSession:
         elif ev.type == "note":
             c.print(Text(f"  note: {ev.message}", style="dim"))
         elif ev.type == "clarify":
-            c.print(Panel(Text(d.get("question") or ev.message), title="the copilot asks", border_style="yellow"),
-                    soft_wrap=False)
+            c.print(
+                Panel(Text(d.get("question") or ev.message), title="the copilot asks", border_style="yellow"),
+                soft_wrap=False,
+            )
             for i, o in enumerate(d.get("options") or [], 1):
                 c.print(f"  [bold]{i}[/]. {o}", highlight=False)
         elif ev.type == "reply":
@@ -179,8 +187,10 @@ class ChatSession:
         elif ev.type == "final":
             sql = d.get("final_sql")
             if sql:
-                c.print(Panel(Syntax(sql, "sql", word_wrap=True, theme="ansi_dark"), title="SQL", border_style="blue"),
-                        soft_wrap=False)
+                c.print(
+                    Panel(Syntax(sql, "sql", word_wrap=True, theme="ansi_dark"), title="SQL", border_style="blue"),
+                    soft_wrap=False,
+                )
             verdict = "best candidate so far (budget ran out)" if d.get("best_effort") else d.get("verdict")
             if verdict:
                 c.print(Text(str(verdict), style="dim"))

@@ -14,8 +14,9 @@ def clean_cmd(
     out: Path = typer.Option(..., "--out", help="output .jsonl (one verdict per pair; rerun to resume)"),
     workers: int = typer.Option(2, "--workers", min=1, max=32),
     db: str | None = typer.Option(None, "--db", help="database for rows without a db column"),
-    llm: bool | None = typer.Option(None, "--llm/--no-llm", help="use the agent's repair and judge "
-                                                                "(default: when an LLM is configured)"),
+    llm: bool | None = typer.Option(
+        None, "--llm/--no-llm", help="use the agent's repair and judge (default: when an LLM is configured)"
+    ),
     mode: str = typer.Option("tree", "--mode", help="agent mode with --llm: tree | linear (the modes with a judge)"),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
@@ -32,8 +33,9 @@ def clean_cmd(
 
         raise LLMUnavailable("--llm needs a configured model (OPENAI_API_KEY / OPENAI_BASE_URL)")
     report = clean_file(input_path, out, workers=workers, use_llm=use_llm, mode=mode, default_db=db)
-    print_summary(report.summary, json_out=json_out,
-                  footer=f"verdicts: {out}  summary: {out.parent / (out.stem + '_summary.md')}")
+    print_summary(
+        report.summary, json_out=json_out, footer=f"verdicts: {out}  summary: {out.parent / (out.stem + '_summary.md')}"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -24,25 +24,32 @@ def register(app: typer.Typer) -> None:
     app.command("schema")(show_schema)
 
 
-def run_sql(sql: str = typer.Argument(..., help="one read-only SQL statement"), db: str = DbOption,
-            max_rows: int = typer.Option(1000, help="row cap enforced in the fetch and the injected LIMIT"),
-            timeout: float = typer.Option(5.0, help="statement timeout in seconds"),
-            setting: list[str] = SettingOption, json_out: bool = JsonOption) -> None:
+def run_sql(
+    sql: str = typer.Argument(..., help="one read-only SQL statement"),
+    db: str = DbOption,
+    max_rows: int = typer.Option(1000, help="row cap enforced in the fetch and the injected LIMIT"),
+    timeout: float = typer.Option(5.0, help="statement timeout in seconds"),
+    setting: list[str] = SettingOption,
+    json_out: bool = JsonOption,
+) -> None:
     """Run guarded SQL (strict policy: one read-only statement, forced LIMIT, reviewed functions)."""
     from actsagent.config import Limits
     from actsagent.db.settings import parse_assignments
     from actsagent.demo import open_target
     from actsagent.guard import Policy, run_guarded
 
-    database = open_target(db, limits=Limits(statement_timeout_s=timeout, max_rows=max_rows),
-                             settings=parse_assignments(setting or []))
+    database = open_target(
+        db, limits=Limits(statement_timeout_s=timeout, max_rows=max_rows), settings=parse_assignments(setting or [])
+    )
     res = run_guarded(database, sql, Policy.strict(max_rows=max_rows))
     if json_out:
         print_json(res)
     elif res.ok:
         console.print(f"[dim]{res.sql}[/]")
         console.print(rows_table([c.name for c in res.columns], res.rows))
-        more = {"rows": " (cut at the row cap)", "bytes": " (cut at the result byte cap)"}.get(res.truncated_by or "", "")
+        more = {"rows": " (cut at the row cap)", "bytes": " (cut at the result byte cap)"}.get(
+            res.truncated_by or "", ""
+        )
         console.print(f"[green]{res.row_count} rows{more}[/] in {res.elapsed_ms:.1f} ms")
     else:
         err_console.print(f"[bold red]{res.error_class.value}[/] {res.message}")
@@ -52,8 +59,12 @@ def run_sql(sql: str = typer.Argument(..., help="one read-only SQL statement"), 
         raise typer.Exit(1)
 
 
-def show_schema(db: str = DbOption, table: list[str] = typer.Option(None, "--table", "-t", help="only these tables"),
-                setting: list[str] = SettingOption, json_out: bool = JsonOption) -> None:
+def show_schema(
+    db: str = DbOption,
+    table: list[str] = typer.Option(None, "--table", "-t", help="only these tables"),
+    setting: list[str] = SettingOption,
+    json_out: bool = JsonOption,
+) -> None:
     """Show the schema as the compact, commented listing the agent's prompts use."""
     from actsagent.db.settings import parse_assignments
     from actsagent.demo import open_target
@@ -94,8 +105,11 @@ def status(json_out: bool = JsonOption) -> None:
         console.print(f"  url:  {info['url']}\n  databases: {', '.join(info['databases'])}")
         kind = "a superuser!" if info["query_role_superuser"] else "read-only, not a superuser"
         where = ", ".join(info["query_role_databases"]) or "no database yet (provisioned on first use)"
-        console.print(f"  queries run as: [bold]{info['query_role']}[/] ({kind}) on {where}\n"
-                      f"  administration (loading, sandbox copies) runs as: {info['admin_role']}", highlight=False)
+        console.print(
+            f"  queries run as: [bold]{info['query_role']}[/] ({kind}) on {where}\n"
+            f"  administration (loading, sandbox copies) runs as: {info['admin_role']}",
+            highlight=False,
+        )
 
 
 @db_app.command("start")
@@ -119,11 +133,14 @@ def stop() -> None:
 
 
 @db_app.command("load")
-def load(path: Path = typer.Argument(..., help="a .sql script or a SQLite file"),
-         name: str = typer.Option(None, "--name", help="database to create on the embedded server "
-                                                      "(default: the file's stem)"),
-         replace: bool = typer.Option(False, help="drop the database first if it exists"),
-         json_out: bool = JsonOption) -> None:
+def load(
+    path: Path = typer.Argument(..., help="a .sql script or a SQLite file"),
+    name: str = typer.Option(
+        None, "--name", help="database to create on the embedded server (default: the file's stem)"
+    ),
+    replace: bool = typer.Option(False, help="drop the database first if it exists"),
+    json_out: bool = JsonOption,
+) -> None:
     """Load a .sql script or a SQLite file into a new database on the embedded server."""
     from actsagent.db.loader import load_embedded
 
@@ -140,27 +157,42 @@ def load(path: Path = typer.Argument(..., help="a .sql script or a SQLite file")
 
 
 @db_app.command("provision-role")
-def provision_role(name: str = typer.Argument(..., help="role to create or reset"),
-                   schema: list[str] = typer.Option(["public"], "--schema", help="schema to grant SELECT on "
-                                                    "(repeat for several)"),
-                   db: str = DbOption,
-                   password: str = typer.Option(None, "--password", help="login password (the embedded server "
-                                                "uses trust auth on its socket and needs none)"),
-                   timeout: float = typer.Option(5.0, "--timeout", help="the role's statement_timeout in seconds"),
-                   connection_limit: int = typer.Option(5, "--connection-limit", min=1),
-                   temp_file_limit: int = typer.Option(None, "--temp-file-limit", min=1,
-                                                       help="the role's temp_file_limit in MB (default 256)"),
-                   tenant_setting: str = typer.Option(None, "--tenant-setting", help="the per-caller setting "
-                                                      "row-level security compares with, e.g. app.tenant_id"),
-                   rls: list[str] = typer.Option(None, "--rls", help="TABLE:COLUMN to protect with row-level "
-                                                 "security: the role sees rows whose COLUMN equals the setting "
-                                                 "(repeat for several)"),
-                   view: list[str] = typer.Option(None, "--view", help="VIEW=TABLE:COL1,COL2: a security_invoker "
-                                                  "view with only these columns; the role may read only them "
-                                                  "(repeat for several)"),
-                   adopt: bool = typer.Option(False, "--adopt", help="reset an existing role actsagent did not "
-                                              "create (it loses its memberships, attributes and settings)"),
-                   json_out: bool = JsonOption) -> None:
+def provision_role(
+    name: str = typer.Argument(..., help="role to create or reset"),
+    schema: list[str] = typer.Option(["public"], "--schema", help="schema to grant SELECT on (repeat for several)"),
+    db: str = DbOption,
+    password: str = typer.Option(
+        None, "--password", help="login password (the embedded server uses trust auth on its socket and needs none)"
+    ),
+    timeout: float = typer.Option(5.0, "--timeout", help="the role's statement_timeout in seconds"),
+    connection_limit: int = typer.Option(5, "--connection-limit", min=1),
+    temp_file_limit: int = typer.Option(
+        None, "--temp-file-limit", min=1, help="the role's temp_file_limit in MB (default 256)"
+    ),
+    tenant_setting: str = typer.Option(
+        None, "--tenant-setting", help="the per-caller setting row-level security compares with, e.g. app.tenant_id"
+    ),
+    rls: list[str] = typer.Option(
+        None,
+        "--rls",
+        help="TABLE:COLUMN to protect with row-level "
+        "security: the role sees rows whose COLUMN equals the setting "
+        "(repeat for several)",
+    ),
+    view: list[str] = typer.Option(
+        None,
+        "--view",
+        help="VIEW=TABLE:COL1,COL2: a security_invoker "
+        "view with only these columns; the role may read only them "
+        "(repeat for several)",
+    ),
+    adopt: bool = typer.Option(
+        False,
+        "--adopt",
+        help="reset an existing role actsagent did not create (it loses its memberships, attributes and settings)",
+    ),
+    json_out: bool = JsonOption,
+) -> None:
     """Create or reset a read-only PostgreSQL login role (SELECT only, read-only default, timeouts), optionally
     with row-level security keyed by a per-caller setting and column-restricted views."""
     from actsagent.db.roles import provision_readonly_role
@@ -169,33 +201,50 @@ def provision_role(name: str = typer.Argument(..., help="role to create or reset
 
     tenancy = None
     if tenant_setting or rls or view:
-        tenancy = Tenancy(setting=tenant_setting, rls=[parse_rls(r) for r in rls or []],
-                          views=[parse_view(v) for v in view or []])
+        tenancy = Tenancy(
+            setting=tenant_setting, rls=[parse_rls(r) for r in rls or []], views=[parse_view(v) for v in view or []]
+        )
     database = open_target(db)
     try:
         if database.dialect != "postgres":
             raise UserError("read-only roles are for PostgreSQL; SQLite files are opened read-only already")
         admin = getattr(database, "admin_url", None) or database.url  # the embedded default queries as a role
-        info = provision_readonly_role(admin, name, schemas=schema, password=password, statement_timeout_s=timeout,
-                                       connection_limit=connection_limit, temp_file_limit_mb=temp_file_limit,
-                                       tenancy=tenancy, adopt=adopt)
+        info = provision_readonly_role(
+            admin,
+            name,
+            schemas=schema,
+            password=password,
+            statement_timeout_s=timeout,
+            connection_limit=connection_limit,
+            temp_file_limit_mb=temp_file_limit,
+            tenancy=tenancy,
+            adopt=adopt,
+        )
     finally:
         database.close()
     if json_out:
         print_json(info)
         return
     verb = "created" if info.created else "reset"
-    console.print(f"[green]{verb}[/] read-only role [bold]{info.role}[/] on {info.database}: SELECT on "
-                  f"{info.tables_granted} relations in {', '.join(info.schemas)}; statement_timeout "
-                  f"{info.statement_timeout_s:g}s, temp_file_limit {info.temp_file_limit_mb} MB, connection limit "
-                  f"{info.connection_limit}")
+    console.print(
+        f"[green]{verb}[/] read-only role [bold]{info.role}[/] on {info.database}: SELECT on "
+        f"{info.tables_granted} relations in {', '.join(info.schemas)}; statement_timeout "
+        f"{info.statement_timeout_s:g}s, temp_file_limit {info.temp_file_limit_mb} MB, connection limit "
+        f"{info.connection_limit}"
+    )
     t = info.tenancy
     if t and t.rls_tables:
-        console.print(f"row-level security on {', '.join(t.rls_tables)}: rows where the column equals "
-                      f"current_setting('{t.setting}')", highlight=False)
+        console.print(
+            f"row-level security on {', '.join(t.rls_tables)}: rows where the column equals "
+            f"current_setting('{t.setting}')",
+            highlight=False,
+        )
     if t and t.views:
         console.print(f"column views: {', '.join(t.views)}", highlight=False)
     if t and t.views_revoked:
-        console.print(f"[yellow]no longer readable by the role[/] (plain views over protected tables): "
-                      f"{', '.join(t.views_revoked)}", highlight=False)
+        console.print(
+            f"[yellow]no longer readable by the role[/] (plain views over protected tables): "
+            f"{', '.join(t.views_revoked)}",
+            highlight=False,
+        )
     console.print(f"connect with: --db '{info.url}'", markup=False, highlight=False)

@@ -16,10 +16,16 @@ def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
-def demo(db: str = DbOption, question: str = typer.Option(
-             "How many orders were paid in each country we ship to?", "--question", "-q",
-             help="a question to answer after the repairs (needs an LLM)"),
-         json_out: bool = JsonOption) -> None:
+def demo(
+    db: str = DbOption,
+    question: str = typer.Option(
+        "How many orders were paid in each country we ship to?",
+        "--question",
+        "-q",
+        help="a question to answer after the repairs (needs an LLM)",
+    ),
+    json_out: bool = JsonOption,
+) -> None:
     """Repair broken queries on the demo shop database and answer a question, showing plan, SQL and rows."""
     from actsagent import agent
     from actsagent.cli.agent_cmds import _print_event, _print_run
@@ -32,8 +38,10 @@ def demo(db: str = DbOption, question: str = typer.Option(
     if not json_out:
         console.print(f"[bold]actsagent demo[/] on {escape(repr(database))}")
         if not llm_available():
-            console.print("[yellow]No LLM configured[/] (set OPENAI_API_KEY / OPENAI_BASE_URL): the agent runs its "
-                          "LLM-free path — guarded execution, SafeQL refinement, clause localisation.")
+            console.print(
+                "[yellow]No LLM configured[/] (set OPENAI_API_KEY / OPENAI_BASE_URL): the agent runs its "
+                "LLM-free path — guarded execution, SafeQL refinement, clause localisation."
+            )
     runs = []
     try:
         for case in cases:
@@ -53,8 +61,10 @@ def demo(db: str = DbOption, question: str = typer.Option(
                 _print_run(run)
         elif not json_out:
             console.print(Rule("[bold]ask[/]"))
-            console.print(f"Answering a question ({escape(question)!r}) needs an LLM to write the first SQL; "
-                          "configure one and run `actsagent ask`.")
+            console.print(
+                f"Answering a question ({escape(question)!r}) needs an LLM to write the first SQL; "
+                "configure one and run `actsagent ask`."
+            )
     finally:
         database.close()
     if json_out:
@@ -62,6 +72,8 @@ def demo(db: str = DbOption, question: str = typer.Option(
     else:
         solved = sum(1 for r in runs if r["run"]["status"] in ("solved", "best_effort"))
         console.print(Rule())
-        console.print(f"{solved} of {len(runs)} runs ended with SQL that executes. "
-                      "`solved` needs the judge (an LLM); without one the best executing candidate is "
-                      "reported as `best_effort`.")
+        console.print(
+            f"{solved} of {len(runs)} runs ended with SQL that executes. "
+            "`solved` needs the judge (an LLM); without one the best executing candidate is "
+            "reported as `best_effort`."
+        )

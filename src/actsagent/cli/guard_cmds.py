@@ -12,10 +12,12 @@ def register(app: typer.Typer) -> None:
     app.command("check")(check)
 
 
-def check(sql: str = typer.Argument(..., help="the SQL to check"),
-          dialect: str = typer.Option("postgres", "--dialect", help="postgres or sqlite"),
-          max_rows: int = typer.Option(1000, "--max-rows", min=1, help="row cap for the injected LIMIT"),
-          json_out: bool = JsonOption) -> None:
+def check(
+    sql: str = typer.Argument(..., help="the SQL to check"),
+    dialect: str = typer.Option("postgres", "--dialect", help="postgres or sqlite"),
+    max_rows: int = typer.Option(1000, "--max-rows", min=1, help="row cap for the injected LIMIT"),
+    json_out: bool = JsonOption,
+) -> None:
     """Check SQL with the strict guard: print the SQL that would run, or why it is refused (exit 1)."""
     from actsagent.guard import Policy, check_sql
 

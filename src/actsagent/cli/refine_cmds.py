@@ -12,11 +12,14 @@ def register(app: typer.Typer) -> None:
     app.command("refine")(refine_cmd)
 
 
-def refine_cmd(sql: str = typer.Argument(..., help="the SELECT to refine"), db: str = DbOption,
-               k: int = typer.Option(3, help="candidates kept per operator and target (top-K)"),
-               alpha: float = typer.Option(0.35, help="weight of tree edit distance against embedding distance"),
-               time_limit: float = typer.Option(5.0, help="search time limit in seconds"),
-               json_out: bool = JsonOption) -> None:
+def refine_cmd(
+    sql: str = typer.Argument(..., help="the SELECT to refine"),
+    db: str = DbOption,
+    k: int = typer.Option(3, help="candidates kept per operator and target (top-K)"),
+    alpha: float = typer.Option(0.35, help="weight of tree edit distance against embedding distance"),
+    time_limit: float = typer.Option(5.0, help="search time limit in seconds"),
+    json_out: bool = JsonOption,
+) -> None:
     """Find the nearest query that executes (and returns rows), and print the edit path and the rows."""
     from actsagent.demo import open_target
     from actsagent.safeql import RefineOptions, refine
@@ -36,16 +39,21 @@ def refine_cmd(sql: str = typer.Argument(..., help="the SELECT to refine"), db: 
         if res.error_message:
             console.print(f"[dim]original problem ({res.error_class}): {res.error_message}[/]")
         for i, e in enumerate(res.edits, 1):
-            console.print(f"  {i}. [cyan]{e.operator}[/] {e.before!r} -> {e.after!r} "
-                          f"[dim](token distance {e.embed_distance:.3f})[/]: {e.reason}", markup=True)
+            console.print(
+                f"  {i}. [cyan]{e.operator}[/] {e.before!r} -> {e.after!r} "
+                f"[dim](token distance {e.embed_distance:.3f})[/]: {e.reason}",
+                markup=True,
+            )
         if res.refined_sql:
             console.print("[bold]refined SQL:[/]")
             console.print(res.refined_sql, markup=False, highlight=False, soft_wrap=True)
         if res.status != "gave_up":
             console.print(rows_table(res.columns, res.rows_preview))
-        console.print(f"[dim]{res.candidates_explored} candidates executed, {res.candidates_generated} generated, "
-                      f"{res.pruned_by_type} cut by type, {res.pruned_by_topk} by top-K; "
-                      f"{res.elapsed_ms:.0f} ms (index {res.catalog_ms:.0f} ms)[/]")
+        console.print(
+            f"[dim]{res.candidates_explored} candidates executed, {res.candidates_generated} generated, "
+            f"{res.pruned_by_type} cut by type, {res.pruned_by_topk} by top-K; "
+            f"{res.elapsed_ms:.0f} ms (index {res.catalog_ms:.0f} ms)[/]"
+        )
     if res.status == "gave_up":
         if not json_out:
             err_console.print("no executable refinement found")

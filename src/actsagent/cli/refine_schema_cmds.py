@@ -35,22 +35,24 @@ def read_workload(path: Path):
         if not isinstance(raw, dict):
             raise UserError(f"workload {path.name}: item {i} is not an object")
         try:
-            items.append(WorkloadItem(question=str(raw.get("question") or ""), sql=raw.get("sql") or raw.get("gold_sql")))
+            items.append(
+                WorkloadItem(question=str(raw.get("question") or ""), sql=raw.get("sql") or raw.get("gold_sql"))
+            )
         except ValidationError as e:
             raise UserError(f"workload {path.name}: item {i} has no SQL ({e.errors()[0]['msg']})") from e
     return items
 
 
-def refine_schema_cmd(db: str = DbOption,
-                      workload: Path = typer.Option(..., "--workload", "-w", help="verified (question, SQL) pairs, "
-                                                                                  "JSON"),
-                      schema: str = typer.Option("refined", "--schema", help="schema that receives the views"),
-                      threshold: float = typer.Option(0.5, "--threshold", help="obscurity (0..1) from which a name "
-                                                                               "is screened"),
-                      llm: bool = typer.Option(False, "--llm", help="ask the configured LLM for names"),
-                      dry_run: bool = typer.Option(False, "--dry-run", help="verify, but create no views"),
-                      out: Path = typer.Option(None, "--out", "-o", help="also write the refinement as JSON"),
-                      json_out: bool = JsonOption) -> None:
+def refine_schema_cmd(
+    db: str = DbOption,
+    workload: Path = typer.Option(..., "--workload", "-w", help="verified (question, SQL) pairs, JSON"),
+    schema: str = typer.Option("refined", "--schema", help="schema that receives the views"),
+    threshold: float = typer.Option(0.5, "--threshold", help="obscurity (0..1) from which a name is screened"),
+    llm: bool = typer.Option(False, "--llm", help="ask the configured LLM for names"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="verify, but create no views"),
+    out: Path = typer.Option(None, "--out", "-o", help="also write the refinement as JSON"),
+    json_out: bool = JsonOption,
+) -> None:
     """Screen obscure names, propose names, keep those the workload verifies, create views (PostgreSQL)."""
     from actsagent import kb
     from actsagent import schema_refine as sr
@@ -79,12 +81,24 @@ def refine_schema_cmd(db: str = DbOption,
     if out is not None:
         out.write_text(ref.model_dump_json(indent=2), encoding="utf-8")
     if json_out:
-        print_json({"screened": len(cands), "proposed": len(props), "renamed": ref.renamed(),
-                    "schema": None if dry_run else ref.schema_name, "refinement": ref.model_dump(mode="json")})
+        print_json(
+            {
+                "screened": len(cands),
+                "proposed": len(props),
+                "renamed": ref.renamed(),
+                "schema": None if dry_run else ref.schema_name,
+                "refinement": ref.model_dump(mode="json"),
+            }
+        )
         return
-    console.print(rows_table(["table", "column", "kept name", "queries", "reason"],
-                             [[d.table, d.column or "", d.new or "-", d.queries, d.reason[:90]] for d in ref.decisions],
-                             title=f"{len(cands)} obscure names screened, {len(props)} proposals", max_rows=200))
+    console.print(
+        rows_table(
+            ["table", "column", "kept name", "queries", "reason"],
+            [[d.table, d.column or "", d.new or "-", d.queries, d.reason[:90]] for d in ref.decisions],
+            title=f"{len(cands)} obscure names screened, {len(props)} proposals",
+            max_rows=200,
+        )
+    )
     where = "verified only (--dry-run)" if dry_run else f"views in schema {escape(ref.schema_name)}"
     console.print(f"[green]{ref.renamed()} rename(s) kept[/]; {where}; base tables untouched")
     for line in ref.skipped_workload:

@@ -14,8 +14,9 @@ from actsagent.cli._common import DbOption, console, err_console
 from actsagent.errors import UserError
 from actsagent.web.limits import MAX_BODY_BYTES
 
-StoreOption = typer.Option(None, "--store", help="SQLite file for conversations (default: copilot.sqlite in the "
-                                                 "actsagent home directory)")
+StoreOption = typer.Option(
+    None, "--store", help="SQLite file for conversations (default: copilot.sqlite in the actsagent home directory)"
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -54,23 +55,34 @@ def _model(no_llm: bool):
     return get_chat_model()
 
 
-def serve(db: str = DbOption,
-          host: str = typer.Option("127.0.0.1", "--host", help="address to bind; anything but localhost, "
-                                                                "127.x or ::1 needs --token"),
-          port: int = typer.Option(8765, "--port", min=1, max=65535),
-          token: str = typer.Option(None, "--token", envvar="ACTSAGENT_TOKEN",
-                                    help="access token the page and API require (header or ?token=)"),
-          tokens: Path = typer.Option(None, "--tokens", help="JSON file mapping each access token to "
-                                      "{\"user\": ..., \"settings\": {\"app.tenant_id\": 42}}: every user gets "
-                                      "their own conversations, and their settings are SET LOCAL in each query "
-                                      "(for row-level security)"),
-          store: Path = StoreOption,
-          no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model "
-                                                              "is configured"),
-          max_body: int = typer.Option(MAX_BODY_BYTES, "--max-body-bytes", min=1024,
-                                       envvar="ACTSAGENT_MAX_BODY_BYTES",
-                                       help="largest request body accepted (bigger ones get 413)"),
-          open_browser: bool = typer.Option(False, "--open", help="open the page in a browser")) -> None:
+def serve(
+    db: str = DbOption,
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="address to bind; anything but localhost, 127.x or ::1 needs --token"
+    ),
+    port: int = typer.Option(8765, "--port", min=1, max=65535),
+    token: str = typer.Option(
+        None, "--token", envvar="ACTSAGENT_TOKEN", help="access token the page and API require (header or ?token=)"
+    ),
+    tokens: Path = typer.Option(
+        None,
+        "--tokens",
+        help="JSON file mapping each access token to "
+        '{"user": ..., "settings": {"app.tenant_id": 42}}: every user gets '
+        "their own conversations, and their settings are SET LOCAL in each query "
+        "(for row-level security)",
+    ),
+    store: Path = StoreOption,
+    no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model is configured"),
+    max_body: int = typer.Option(
+        MAX_BODY_BYTES,
+        "--max-body-bytes",
+        min=1024,
+        envvar="ACTSAGENT_MAX_BODY_BYTES",
+        help="largest request body accepted (bigger ones get 413)",
+    ),
+    open_browser: bool = typer.Option(False, "--open", help="open the page in a browser"),
+) -> None:
     """Start the analyst copilot: a chat page showing the agent's plan, SQL and rows as they come."""
     import uvicorn
 
@@ -85,39 +97,52 @@ def serve(db: str = DbOption,
 
         callers = load_tokens(tokens)
     if not local and not (token or callers):
-        raise UserError(f"refusing to serve on {url_host} without an access token: pass --token (or set "
-                        f"ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1")
+        raise UserError(
+            f"refusing to serve on {url_host} without an access token: pass --token (or set "
+            f"ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1"
+        )
     model = _model(no_llm)
     # DNS rebinding guard for a local server (Starlette compares the Host header without its port)
     allowed = sorted({"127.0.0.1", "localhost", "[::1]", url_host.lower()}) if local else None
     if callers:
         from actsagent.web.tenants import create_tenant_app
 
-        app = create_tenant_app(callers, db=db, model=model, store_path=store, allowed_hosts=allowed,
-                                max_body_bytes=max_body)
+        app = create_tenant_app(
+            callers, db=db, model=model, store_path=store, allowed_hosts=allowed, max_body_bytes=max_body
+        )
         label = app.label
     else:
-        app = create_app(db=db, model=model, store_path=store, token=token, allowed_hosts=allowed,
-                         max_body_bytes=max_body)
+        app = create_app(
+            db=db, model=model, store_path=store, token=token, allowed_hosts=allowed, max_body_bytes=max_body
+        )
         label = app.state.db.label
     url = f"http://{url_host}:{port}/"
     # Text, not markup: a URL such as http://[::1]:8765/ is not a rich tag
-    console.print(Text.assemble(("actsagent copilot", "bold"), f" on {label} at ",
-                                (url, Style(link=url)), " (token required)" if token or callers else ""))
+    console.print(
+        Text.assemble(
+            ("actsagent copilot", "bold"),
+            f" on {label} at ",
+            (url, Style(link=url)),
+            " (token required)" if token or callers else "",
+        )
+    )
     if model is None:
-        err_console.print("[yellow]no LLM configured:[/] the agent runs its LLM-free path; set OPENAI_API_KEY "
-                          "(and OPENAI_BASE_URL) to let it write SQL from questions")
+        err_console.print(
+            "[yellow]no LLM configured:[/] the agent runs its LLM-free path; set OPENAI_API_KEY "
+            "(and OPENAI_BASE_URL) to let it write SQL from questions"
+        )
     if open_browser:
         import webbrowser
 
         webbrowser.open(url + (f"?token={token}" if token else ""))
-    uvicorn.run(app, host=bind, port=port, log_level=os.environ.get("ACTSAGENT_LOG_LEVEL", "warning"),
-                access_log=False)
+    uvicorn.run(app, host=bind, port=port, log_level=os.environ.get("ACTSAGENT_LOG_LEVEL", "warning"), access_log=False)
 
 
-def chat(db: str = DbOption, store: Path = StoreOption,
-         no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model "
-                                                             "is configured")) -> None:
+def chat(
+    db: str = DbOption,
+    store: Path = StoreOption,
+    no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model is configured"),
+) -> None:
     """Chat with the copilot in the terminal: streamed steps, the SQL and a table of rows."""
     from actsagent.cli.chat import ChatSession
     from actsagent.web.agent_bridge import AgentBridge

@@ -4,5 +4,14 @@ from actsagent.db.base import Database, Dialect
 from actsagent.db.connect import open_database, open_embedded
 from actsagent.db.results import Column, DbError, ErrorClass, ExecResult, QueryResult
 
-__all__ = ["Column", "Database", "DbError", "Dialect", "ErrorClass", "ExecResult", "QueryResult",
-           "open_database", "open_embedded"]
+__all__ = [
+    "Column",
+    "Database",
+    "DbError",
+    "Dialect",
+    "ErrorClass",
+    "ExecResult",
+    "QueryResult",
+    "open_database",
+    "open_embedded",
+]

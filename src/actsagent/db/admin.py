@@ -24,6 +24,7 @@ MAINTENANCE_DB = "postgres"
 
 # --------------------------------------------------------------------------- connection strings
 
+
 def conninfo(url: str) -> dict[str, str]:
     """The parts of a PostgreSQL URL or key=value string (host, port, dbname, user, options, ...)."""
     try:
@@ -75,8 +76,13 @@ def redact(target: str) -> str:
             creds, host = netloc.rsplit("@", 1)
             user, sep, _ = creds.partition(":")
             netloc = f"{user}:***@{host}" if sep else netloc
-        query = "&".join("password=***" if kv.split("=", 1)[0].lower() == "password" else kv
-                         for kv in parts.query.split("&")) if parts.query else ""
+        query = (
+            "&".join(
+                "password=***" if kv.split("=", 1)[0].lower() == "password" else kv for kv in parts.query.split("&")
+            )
+            if parts.query
+            else ""
+        )
         return urlunsplit(parts._replace(netloc=netloc, query=query))
     if "=" not in target:
         return target
@@ -97,6 +103,7 @@ def first_line(e: BaseException) -> str:
 
 # --------------------------------------------------------------------------- connections
 
+
 @contextmanager
 def connect(url: str, *, autocommit: bool = True) -> Iterator[psycopg.Connection]:
     """An administrator's connection; an unreachable server is ``DatabaseUnavailable``."""
@@ -110,6 +117,7 @@ def connect(url: str, *, autocommit: bool = True) -> Iterator[psycopg.Connection
 
 # --------------------------------------------------------------------------- databases
 
+
 def database_exists(admin: str, name: str) -> bool:
     with connect(admin) as conn:
         return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is not None
@@ -118,9 +126,12 @@ def database_exists(admin: str, name: str) -> bool:
 def databases(admin: str, *, like: str | None = None) -> list[str]:
     """Names of the server's databases (not templates), optionally matching a LIKE pattern."""
     with connect(admin) as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT datname FROM pg_database WHERE NOT datistemplate AND datname LIKE %s ORDER BY 1",
-            [like or "%"])]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT datname FROM pg_database WHERE NOT datistemplate AND datname LIKE %s ORDER BY 1", [like or "%"]
+            )
+        ]
 
 
 def create_database(admin: str, name: str, *, template: str | None = None, attempts: int = 5) -> None:
@@ -156,15 +167,17 @@ def drop_database(admin: str, name: str) -> None:
 
 
 def _terminate(conn: psycopg.Connection, name: str) -> None:
-    conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
-                 "AND pid <> pg_backend_pid()", [name])
+    conn.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name]
+    )
 
 
 def database_comment(admin: str, name: str) -> str | None:
     """The comment on database ``name`` (None when it has none or does not exist)."""
     with connect(admin) as conn:
-        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
-                           [name]).fetchone()
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", [name]
+        ).fetchone()
     return row[0] if row else None
 
 
@@ -185,6 +198,7 @@ def advisory_lock(admin: str, key: str) -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------- scripts and the server
+
 
 def run_script(url: str, text: str, *, schemas: tuple[str, ...] = (), extensions: tuple[str, ...] = ()) -> None:
     """Run a whole SQL script in one round trip (the simple protocol), after creating ``schemas`` and

@@ -104,9 +104,13 @@ def refuse_nul(sql: str, engine: Literal["postgres", "sqlite"]) -> DbError | Non
     """The second layer for NUL bytes (the guard is the first): no driver sees SQL text holding one."""
     if "\x00" not in sql:
         return None
-    return DbError(sql=sql.replace("\x00", "\\x00"), engine=engine, error_class=ErrorClass.SYNTAX,
-                   message="the SQL text contains a NUL byte (\\x00), which no SQL statement may hold",
-                   position=sql.index("\x00") + 1)
+    return DbError(
+        sql=sql.replace("\x00", "\\x00"),
+        engine=engine,
+        error_class=ErrorClass.SYNTAX,
+        message="the SQL text contains a NUL byte (\\x00), which no SQL statement may hold",
+        position=sql.index("\x00") + 1,
+    )
 
 
 @dataclass
@@ -139,9 +143,14 @@ class CappedRows:
         if self.first_row_bytes is None:
             return None
         mib = 1024 * 1024
-        return DbError(sql=sql, engine=engine, error_class=ErrorClass.RESOURCE_LIMIT, elapsed_ms=elapsed_ms,
-                       message=f"one row of the result holds {self.first_row_bytes / mib:.1f} MiB, over the "
-                               f"{self.max_bytes / mib:g} MiB result cap")
+        return DbError(
+            sql=sql,
+            engine=engine,
+            error_class=ErrorClass.RESOURCE_LIMIT,
+            elapsed_ms=elapsed_ms,
+            message=f"one row of the result holds {self.first_row_bytes / mib:.1f} MiB, over the "
+            f"{self.max_bytes / mib:g} MiB result cap",
+        )
 
 
 def row_bytes(row: tuple[Any, ...] | list[Any]) -> int:

@@ -20,12 +20,14 @@ _QUERIES = {
         "(SELECT array_agg(DISTINCT n) FROM (SELECT a.attname::text AS n FROM pg_catalog.pg_attribute a "
         "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
         f"WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN {_RELKINDS} "
-        f"UNION SELECT relname::text FROM pg_catalog.pg_class WHERE relkind IN {_RELKINDS}) s)"),
+        f"UNION SELECT relname::text FROM pg_catalog.pg_class WHERE relkind IN {_RELKINDS}) s)"
+    ),
     "sqlite": (
         "SELECT (SELECT json_group_array(DISTINCT lower(name)) FROM pragma_function_list), "
         "(SELECT json_group_array(DISTINCT lower(n)) FROM (SELECT p.name AS n FROM sqlite_master m, "
         "pragma_table_info(m.name) p WHERE m.type IN ('table', 'view') "
-        "UNION SELECT name FROM sqlite_master WHERE type IN ('table', 'view')))"),
+        "UNION SELECT name FROM sqlite_master WHERE type IN ('table', 'view')))"
+    ),
 }
 
 

@@ -76,8 +76,11 @@ def classify_sqlite(message: str) -> tuple[ErrorClass, str | None]:
     for pattern, cls in _SQLITE_RULES:
         m = pattern.search(message)
         if m:
-            ident = m.group(1) if cls not in (ErrorClass.TIMEOUT, ErrorClass.PERMISSION_DENIED,
-                                              ErrorClass.RESOURCE_LIMIT) else None
+            ident = (
+                m.group(1)
+                if cls not in (ErrorClass.TIMEOUT, ErrorClass.PERMISSION_DENIED, ErrorClass.RESOURCE_LIMIT)
+                else None
+            )
             if cls is ErrorClass.SYNTAX and ident in ("incomplete input", "syntax error", "one statement at a time"):
                 ident = None
             return cls, ident

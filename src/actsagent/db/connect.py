@@ -13,8 +13,10 @@ from actsagent.db.settings import SessionSettings, as_settings
 from actsagent.errors import UserError
 
 _default_settings = SessionSettings()
-NO_TARGET = ("no database given: pass a postgresql:// URL, a SQLite file or the name of a database on the "
-             "embedded server (--db), or set DATABASE_URL")
+NO_TARGET = (
+    "no database given: pass a postgresql:// URL, a SQLite file or the name of a database on the "
+    "embedded server (--db), or set DATABASE_URL"
+)
 
 
 def set_default_settings(settings: SessionSettings | Mapping[str, object] | None) -> None:
@@ -23,9 +25,14 @@ def set_default_settings(settings: SessionSettings | Mapping[str, object] | None
     _default_settings = as_settings(settings)
 
 
-def open_database(target: str | None = None, *, limits: Limits | None = None, writable: bool = False,
-                  settings: SessionSettings | Mapping[str, object] | None = None,
-                  fallback: Callable[[Limits | None], Database] | None = None) -> Database:
+def open_database(
+    target: str | None = None,
+    *,
+    limits: Limits | None = None,
+    writable: bool = False,
+    settings: SessionSettings | Mapping[str, object] | None = None,
+    fallback: Callable[[Limits | None], Database] | None = None,
+) -> Database:
     """Open ``target``: a postgres URL, ``sqlite:///path``, a ``.sqlite``/``.db`` path, or a database
     name on the embedded server. ``None`` means ``DATABASE_URL``, else ``fallback(limits)`` (the caller's
     default database, e.g. ``actsagent.demo.ensure_demo``), else a ``UserError``.
@@ -53,7 +60,7 @@ def _open(target: str, *, limits: Limits | None, writable: bool) -> Database:
 
         return PostgresDatabase(target, limits=limits, writable=writable)
     if target.startswith("sqlite:///"):
-        target = target[len("sqlite:///"):]
+        target = target[len("sqlite:///") :]
         if not target.startswith("/") and not Path(target).exists():
             target = "/" + target
     path = Path(target)

@@ -16,8 +16,10 @@ class Database(Protocol):
     name: str
     limits: Limits
 
-    def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
-                read_only: bool = True) -> ExecResult: ...
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None, read_only: bool = True
+    ) -> ExecResult: ...
+
 
 SAMPLE_SCAN_ROWS = 10000  # rows read per column when looking for low-cardinality values
 MAX_SAMPLE_VALUES = 20
@@ -74,8 +76,12 @@ def _introspect_postgres(db: Database) -> SchemaInfo:
     for nsp, rel, tcomment, reltuples, col, typ, nullable, ccomment in _rows(db, PG_COLUMNS):
         t = tables.get((nsp, rel))
         if t is None:
-            t = tables[(nsp, rel)] = TableInfo(name=rel, schema_name=nsp, comment=tcomment,
-                                               row_estimate=int(reltuples) if reltuples is not None and reltuples >= 0 else None)
+            t = tables[(nsp, rel)] = TableInfo(
+                name=rel,
+                schema_name=nsp,
+                comment=tcomment,
+                row_estimate=int(reltuples) if reltuples is not None and reltuples >= 0 else None,
+            )
         t.columns.append(ColumnInfo(name=col, type=typ, nullable=bool(nullable), comment=ccomment))
     for nsp, rel, kind, cols, ref_table, ref_cols in _rows(db, PG_CONSTRAINTS):
         t = tables.get((nsp, rel))
@@ -100,13 +106,16 @@ def _introspect_postgres(db: Database) -> SchemaInfo:
 
 def _introspect_sqlite(db: Database) -> SchemaInfo:
     tables: list[TableInfo] = []
-    names = _rows(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                      "AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    names = _rows(
+        db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    )
     for (name,) in names:
         t = TableInfo(name=name)
         pk: list[tuple[int, str]] = []
         for _cid, col, typ, notnull, _default, pkpos in _rows(db, f"PRAGMA table_info({t.sql_name('sqlite')})"):
-            t.columns.append(ColumnInfo(name=col, type=(typ or "").lower(), nullable=not notnull, primary_key=bool(pkpos)))
+            t.columns.append(
+                ColumnInfo(name=col, type=(typ or "").lower(), nullable=not notnull, primary_key=bool(pkpos))
+            )
             if pkpos:
                 pk.append((pkpos, col))
         t.primary_key = [c for _, c in sorted(pk)]
@@ -127,12 +136,13 @@ def _introspect_sqlite(db: Database) -> SchemaInfo:
 
 def _sample(db: Database, t: TableInfo, c: ColumnInfo) -> None:
     col = c.sql_name(db.dialect)
-    sql = (f"SELECT v, count(*) FROM (SELECT {col} AS v FROM {t.sql_name(db.dialect)} LIMIT {SAMPLE_SCAN_ROWS}) s "
-           f"WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT {MAX_SAMPLE_VALUES + 1}")
+    sql = (
+        f"SELECT v, count(*) FROM (SELECT {col} AS v FROM {t.sql_name(db.dialect)} LIMIT {SAMPLE_SCAN_ROWS}) s "
+        f"WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT {MAX_SAMPLE_VALUES + 1}"
+    )
     res = db.execute(sql)
     if not res.ok:
         return
     c.distinct_estimate = len(res.rows)
     if 0 < len(res.rows) <= MAX_SAMPLE_VALUES:
         c.sample_values = [str(v) for v, _ in res.rows]
-

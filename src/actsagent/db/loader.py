@@ -28,8 +28,13 @@ class Loaded(BaseModel):
     rows: dict[str, int] = {}  # a SQLite file: rows copied per table
 
 
-def load_embedded(path: str | Path, name: str, *, if_exists: Literal["error", "replace", "reuse"] = "error",
-                  foreign_keys: bool = False) -> Loaded:
+def load_embedded(
+    path: str | Path,
+    name: str,
+    *,
+    if_exists: Literal["error", "replace", "reuse"] = "error",
+    foreign_keys: bool = False,
+) -> Loaded:
     """Load a .sql script or a SQLite file into a new database ``name`` on the embedded server.
 
     An existing database is refused, dropped first (``replace``) or kept as it is (``reuse``). A load that
@@ -97,9 +102,19 @@ def load_rows(url: str, ddl: str, data: Mapping[str, Iterable[tuple[Any, ...]]])
     return counts
 
 
-_TYPE_MAP = [("INT", "bigint"), ("CHAR", "text"), ("CLOB", "text"), ("TEXT", "text"), ("BLOB", "bytea"),
-             ("REAL", "double precision"), ("FLOA", "double precision"), ("DOUB", "double precision"),
-             ("DATE", "text"), ("TIME", "text"), ("BOOL", "boolean")]
+_TYPE_MAP = [
+    ("INT", "bigint"),
+    ("CHAR", "text"),
+    ("CLOB", "text"),
+    ("TEXT", "text"),
+    ("BLOB", "bytea"),
+    ("REAL", "double precision"),
+    ("FLOA", "double precision"),
+    ("DOUB", "double precision"),
+    ("DATE", "text"),
+    ("TIME", "text"),
+    ("BOOL", "boolean"),
+]
 
 
 def _pg_type(sqlite_type: str) -> str:
@@ -124,8 +139,10 @@ def load_sqlite_file(url: str, path: str | Path, *, foreign_keys: bool = False) 
     counts: dict[str, int] = {}
     try:
         with psycopg.connect(url) as conn:
-            tables = [r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type='table' "
-                                                "AND name NOT LIKE 'sqlite_%'")]
+            tables = [
+                r[0]
+                for r in src.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")
+            ]
             for t in tables:
                 counts[t] = _copy_table(src, conn, t)
             if foreign_keys:
@@ -170,8 +187,11 @@ def _add_foreign_key(conn: psycopg.Connection, table: str, frm: list[str], ref: 
     if not all(to):
         return  # a key to the implicit rowid has no PostgreSQL counterpart
     stmt = pgsql.SQL("ALTER TABLE {} ADD FOREIGN KEY ({}) REFERENCES {} ({}) NOT VALID").format(
-        pgsql.Identifier(table), pgsql.SQL(", ").join(map(pgsql.Identifier, frm)), pgsql.Identifier(ref),
-        pgsql.SQL(", ").join(map(pgsql.Identifier, to)))
+        pgsql.Identifier(table),
+        pgsql.SQL(", ").join(map(pgsql.Identifier, frm)),
+        pgsql.Identifier(ref),
+        pgsql.SQL(", ").join(map(pgsql.Identifier, to)),
+    )
     try:
         with conn.transaction():  # a savepoint: a refused key leaves the rest of the load intact
             conn.execute(stmt)

@@ -29,8 +29,16 @@ class Fetched(CappedRows):
     status: str = ""
 
 
-def fetch(conn: psycopg.Connection[Any], sql: str, *, max_rows: int, max_bytes: int, deadline: float,
-          stream: bool = True, single_statement: bool = True) -> Fetched:
+def fetch(
+    conn: psycopg.Connection[Any],
+    sql: str,
+    *,
+    max_rows: int,
+    max_bytes: int,
+    deadline: float,
+    stream: bool = True,
+    single_statement: bool = True,
+) -> Fetched:
     """Run ``sql`` on ``conn`` (inside the caller's transaction) and keep what fits the caps.
 
     ``deadline`` is a ``time.monotonic()`` value; passing it raises ``DeadlinePassed``. Leaving a
@@ -64,8 +72,9 @@ def fetch(conn: psycopg.Connection[Any], sql: str, *, max_rows: int, max_bytes: 
     return out
 
 
-def _fetch_whole(conn: psycopg.Connection[Any], sql: str, max_rows: int, max_bytes: int,
-                 single_statement: bool) -> Fetched:
+def _fetch_whole(
+    conn: psycopg.Connection[Any], sql: str, max_rows: int, max_bytes: int, single_statement: bool
+) -> Fetched:
     cur = conn.cursor()
     cur.execute(sql, prepare=single_statement or None)  # prepare: the extended protocol, one statement only
     out = Fetched(max_rows, max_bytes, status=cur.statusmessage or "")

@@ -34,8 +34,16 @@ class PostgresDatabase(Database):
 
     dialect = "postgres"
 
-    def __init__(self, url: str, *, limits: Limits | None = None, writable: bool = False,
-                 pool_size: int = 4, single_statement: bool = True, admin_url: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        limits: Limits | None = None,
+        writable: bool = False,
+        pool_size: int = 4,
+        single_statement: bool = True,
+        admin_url: str | None = None,
+    ) -> None:
         super().__init__(limits)
         self.url = url
         self.admin_url = admin_url
@@ -86,8 +94,9 @@ class PostgresDatabase(Database):
             self._types[oid] = row[0] if row else str(oid)
         return self._types[oid]
 
-    def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
-                read_only: bool = True) -> ExecResult:
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None, read_only: bool = True
+    ) -> ExecResult:
         refused = refuse_nul(sql, "postgres")
         if refused is not None:
             return refused
@@ -114,8 +123,7 @@ class PostgresDatabase(Database):
             parts.append(pgsql.SQL("SET LOCAL {} = {}").format(ident, pgsql.Literal(value)))
         return pgsql.SQL("; ").join(parts)
 
-    def _execute_once(self, sql: str, max_rows: int | None, timeout_s: float | None,
-                      read_only: bool) -> ExecResult:
+    def _execute_once(self, sql: str, max_rows: int | None, timeout_s: float | None, read_only: bool) -> ExecResult:
         cap = max_rows or self.limits.max_rows
         timeout = timeout_s or self.limits.statement_timeout_s
         ro = read_only or not self.writable
@@ -135,9 +143,15 @@ class PostgresDatabase(Database):
             # the client's deadline: a little after the server's, whose own error says more when it fires first
             client_timeout = timeout + min(0.25, timeout * 0.05)
             with WATCHDOG.watch(conn, client_timeout, memory_limit=memory, postmaster=self._postmaster) as watch:
-                got = fetch(conn, sql, max_rows=cap, max_bytes=self.limits.max_result_bytes,
-                            deadline=time.monotonic() + client_timeout, stream=ro,
-                            single_statement=self.single_statement)
+                got = fetch(
+                    conn,
+                    sql,
+                    max_rows=cap,
+                    max_bytes=self.limits.max_result_bytes,
+                    deadline=time.monotonic() + client_timeout,
+                    stream=ro,
+                    single_statement=self.single_statement,
+                )
             elapsed = (time.perf_counter() - start) * 1000
             if ro:
                 conn.rollback()  # before the type names: a stream left early leaves the transaction cancelled
@@ -153,9 +167,16 @@ class PostgresDatabase(Database):
                 if self.settings:
                     conn.execute("RESET ALL")  # a committed SET must not outlive this caller on a pooled session
                     conn.commit()
-            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in got.rows], row_count=len(got.rows),
-                               truncated=got.truncated is not None, truncated_by=got.truncated, elapsed_ms=elapsed,
-                               status=got.status)
+            return QueryResult(
+                sql=sql,
+                columns=cols,
+                rows=[list(r) for r in got.rows],
+                row_count=len(got.rows),
+                truncated=got.truncated is not None,
+                truncated_by=got.truncated,
+                elapsed_ms=elapsed,
+                status=got.status,
+            )
         except (psycopg.Error, DeadlinePassed) as e:
             elapsed = (time.perf_counter() - start) * 1000
             try:
@@ -169,13 +190,24 @@ class PostgresDatabase(Database):
                 raise DatabaseUnavailable(f"PostgreSQL connection lost: {first_line(e)}") from e
             reason = watch.reason if watch is not None else None
             if isinstance(e, DeadlinePassed) or reason == "timeout":
-                return DbError(sql=sql, engine="postgres", error_class=ErrorClass.TIMEOUT, code="57014",
-                               message=f"canceling statement: the result was not complete after {timeout:g} s",
-                               elapsed_ms=elapsed)
+                return DbError(
+                    sql=sql,
+                    engine="postgres",
+                    error_class=ErrorClass.TIMEOUT,
+                    code="57014",
+                    message=f"canceling statement: the result was not complete after {timeout:g} s",
+                    elapsed_ms=elapsed,
+                )
             if reason == "memory":
-                return DbError(sql=sql, engine="postgres", error_class=ErrorClass.RESOURCE_LIMIT, code="53200",
-                               message=f"canceling statement: its server process held more than "
-                                       f"{self.limits.max_server_memory_mb} MB of memory", elapsed_ms=elapsed)
+                return DbError(
+                    sql=sql,
+                    engine="postgres",
+                    error_class=ErrorClass.RESOURCE_LIMIT,
+                    code="53200",
+                    message=f"canceling statement: its server process held more than "
+                    f"{self.limits.max_server_memory_mb} MB of memory",
+                    elapsed_ms=elapsed,
+                )
             return _to_error(sql, e, elapsed)
         finally:
             conn_cm.__exit__(None, None, None)
@@ -211,6 +243,15 @@ def _to_error(sql: str, e: psycopg.Error, elapsed_ms: float) -> DbError:
     if message.startswith("COPY cannot be used"):  # psycopg's words for a COPY to or from the client
         message = "COPY to or from the client is not supported here; write a SELECT"
     pos = diag.statement_position
-    return DbError(sql=sql, engine="postgres", error_class=cls, message=message, code=state, identifier=ident,
-                   position=int(pos) if pos else None, detail=diag.message_detail, hint=diag.message_hint,
-                   elapsed_ms=elapsed_ms)
+    return DbError(
+        sql=sql,
+        engine="postgres",
+        error_class=cls,
+        message=message,
+        code=state,
+        identifier=ident,
+        position=int(pos) if pos else None,
+        detail=diag.message_detail,
+        hint=diag.message_hint,
+        elapsed_ms=elapsed_ms,
+    )

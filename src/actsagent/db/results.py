@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 
-class ErrorClass(str, Enum):
+class ErrorClass(StrEnum):
     SYNTAX = "syntax"
     UNKNOWN_RELATION = "unknown_relation"
     UNKNOWN_COLUMN = "unknown_column"

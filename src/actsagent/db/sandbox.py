@@ -17,8 +17,9 @@ from actsagent.errors import UserError
 
 
 @contextmanager
-def sandbox(template: PostgresDatabase | str, *, limits: Limits | None = None,
-            name: str | None = None) -> Iterator[PostgresDatabase]:
+def sandbox(
+    template: PostgresDatabase | str, *, limits: Limits | None = None, name: str | None = None
+) -> Iterator[PostgresDatabase]:
     """Yield a writable copy of ``template`` (a Database or a URL); drop it on exit.
 
     The copy is made and used as the administrator (``template.admin_url`` when the template's
@@ -27,8 +28,10 @@ def sandbox(template: PostgresDatabase | str, *, limits: Limits | None = None,
     """
     if isinstance(template, PostgresDatabase):
         if template.settings:
-            raise UserError("a disposable copy runs as the administrator, which row-level security does not "
-                            "restrict; it is not available to a caller with per-caller settings")
+            raise UserError(
+                "a disposable copy runs as the administrator, which row-level security does not "
+                "restrict; it is not available to a caller with per-caller settings"
+            )
         url = template.admin_url or template.url
     else:
         url = template

@@ -18,8 +18,22 @@ from actsagent.errors import UserError
 _PART = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
 _NAME = re.compile(rf"^{_PART}(\.{_PART})+$")
 # prefixes of real parameters (extensions, procedural languages), which are not per-caller settings
-_RESERVED = ("pg_", "plpgsql", "plperl", "plpython", "pltcl", "auto_explain", "pg_stat_statements", "pgaudit",
-             "postgres_fdw", "session_preload", "vector", "hnsw", "ivfflat", "actsagent")
+_RESERVED = (
+    "pg_",
+    "plpgsql",
+    "plperl",
+    "plpython",
+    "pltcl",
+    "auto_explain",
+    "pg_stat_statements",
+    "pgaudit",
+    "postgres_fdw",
+    "session_preload",
+    "vector",
+    "hnsw",
+    "ivfflat",
+    "actsagent",
+)
 MAX_VALUE_LEN = 1000
 
 
@@ -32,7 +46,7 @@ class SessionSettings(BaseModel, frozen=True):
     @classmethod
     def _check(cls, values: object) -> dict[str, str]:
         if not isinstance(values, Mapping):
-            raise UserError("settings must map names to values, e.g. {\"app.tenant_id\": 42}")
+            raise UserError('settings must map names to values, e.g. {"app.tenant_id": 42}')
         out: dict[str, str] = {}
         for name, value in values.items():
             out[check_name(name)] = check_value(name, value)
@@ -48,12 +62,15 @@ class SessionSettings(BaseModel, frozen=True):
 def check_name(name: str) -> str:
     """A dotted custom setting name (``app.tenant_id``), lower-cased as PostgreSQL folds it."""
     if not isinstance(name, str) or not _NAME.match(name):
-        raise UserError(f"setting name {name!r} is not a dotted custom name such as app.tenant_id "
-                        "(letters, digits and _ in each part)")
+        raise UserError(
+            f"setting name {name!r} is not a dotted custom name such as app.tenant_id "
+            "(letters, digits and _ in each part)"
+        )
     low = name.lower()
     if low.split(".", 1)[0].startswith(_RESERVED):
-        raise UserError(f"setting {name!r} belongs to an extension or to actsagent; use your own prefix, "
-                        "e.g. app.tenant_id")
+        raise UserError(
+            f"setting {name!r} belongs to an extension or to actsagent; use your own prefix, e.g. app.tenant_id"
+        )
     return low
 
 
@@ -79,4 +96,8 @@ def parse_assignments(items: Iterable[str]) -> SessionSettings:
 
 def as_settings(settings: SessionSettings | Mapping[str, object] | None) -> SessionSettings:
     """Settings from a mapping (checked: a bad name or value is a UserError) or as given."""
-    return settings if isinstance(settings, SessionSettings) else SessionSettings(values={} if settings is None else settings)
+    return (
+        settings
+        if isinstance(settings, SessionSettings)
+        else SessionSettings(values={} if settings is None else settings)
+    )

@@ -37,8 +37,9 @@ class SqliteDatabase(Database):
         if conn is None:
             mode = "rw" if self.writable else "ro"
             try:
-                conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, check_same_thread=False,
-                                       isolation_level=None)
+                conn = sqlite3.connect(
+                    f"file:{self.path}?mode={mode}", uri=True, check_same_thread=False, isolation_level=None
+                )
                 conn.execute("select 1 from sqlite_master limit 1")
                 # no single string or blob over the byte cap: zeroblob(1e9) or printf('%.*c', ...) fail at once
                 conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(self.limits.max_result_bytes, 1_000_000_000))
@@ -50,8 +51,9 @@ class SqliteDatabase(Database):
                 self._conns.append(conn)
         return conn
 
-    def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
-                read_only: bool = True) -> ExecResult:
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None, read_only: bool = True
+    ) -> ExecResult:
         refused = refuse_nul(sql, "sqlite")
         if refused is not None:
             return refused
@@ -77,10 +79,16 @@ class SqliteDatabase(Database):
                 conn.execute("COMMIT")
             if too_large:
                 return too_large
-            return QueryResult(sql=sql, columns=cols, rows=[list(r) for r in kept.rows], row_count=len(kept.rows),
-                               truncated=kept.truncated is not None, truncated_by=kept.truncated,
-                               elapsed_ms=(time.perf_counter() - start) * 1000,
-                               status=f"SELECT {len(kept.rows)}" if cols else "OK")
+            return QueryResult(
+                sql=sql,
+                columns=cols,
+                rows=[list(r) for r in kept.rows],
+                row_count=len(kept.rows),
+                truncated=kept.truncated is not None,
+                truncated_by=kept.truncated,
+                elapsed_ms=(time.perf_counter() - start) * 1000,
+                status=f"SELECT {len(kept.rows)}" if cols else "OK",
+            )
         except (sqlite3.Error, ValueError, OverflowError) as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -88,9 +96,15 @@ class SqliteDatabase(Database):
             if isinstance(e, sqlite3.Warning) and "one statement" in msg:
                 msg = "multiple statements: " + msg
             cls, ident = classify_sqlite(msg)
-            return DbError(sql=sql, engine="sqlite", error_class=cls, message=msg,
-                           code=getattr(e, "sqlite_errorname", None), identifier=ident,
-                           elapsed_ms=(time.perf_counter() - start) * 1000)
+            return DbError(
+                sql=sql,
+                engine="sqlite",
+                error_class=cls,
+                message=msg,
+                code=getattr(e, "sqlite_errorname", None),
+                identifier=ident,
+                elapsed_ms=(time.perf_counter() - start) * 1000,
+            )
         finally:
             conn.execute("PRAGMA query_only = OFF")
             conn.set_progress_handler(None, 0)
@@ -103,7 +117,6 @@ class SqliteDatabase(Database):
         self._local = threading.local()
 
 
-
 def create_sqlite_file(path: Path, statements: list[str], *, attach: Mapping[str, Path] | None = None) -> None:
     """Write a new SQLite file at ``path`` (replacing one that is there) by running ``statements`` in one
     transaction, with other files attached read-only under the given names (``INSERT ... SELECT * FROM
@@ -114,8 +127,10 @@ def create_sqlite_file(path: Path, statements: list[str], *, attach: Mapping[str
     conn = sqlite3.connect(path)
     try:
         for name, source in (attach or {}).items():
-            conn.execute(f"ATTACH DATABASE ? AS {exp.to_identifier(name, quoted=True).sql('sqlite')}",
-                         [f"file:{Path(source).resolve()}?mode=ro"])
+            conn.execute(
+                f"ATTACH DATABASE ? AS {exp.to_identifier(name, quoted=True).sql('sqlite')}",
+                [f"file:{Path(source).resolve()}?mode=ro"],
+            )
         for stmt in statements:
             conn.execute(stmt)
         conn.commit()

@@ -48,8 +48,9 @@ class Tenancy(BaseModel, frozen=True):
     @model_validator(mode="after")
     def _check(self) -> Tenancy:
         if self.rls and not self.setting:
-            raise UserError("row-level security needs the setting that holds the tenant (--tenant-setting "
-                            "app.tenant_id)")
+            raise UserError(
+                "row-level security needs the setting that holds the tenant (--tenant-setting app.tenant_id)"
+            )
         if self.setting:
             object.__setattr__(self, "setting", check_name(self.setting))
         return self
@@ -95,30 +96,46 @@ def apply_tenancy(conn: psycopg.Connection, role: str, tenancy: Tenancy | None) 
         _create_view(conn, role, view)
     # enforce, from the database: column views, then plain views over protected tables
     views = []
-    for view_oid, view_name, table_oid, table_name in conn.execute(
-            "SELECT v.oid, v.oid::regclass::text, t.oid, t.oid::regclass::text FROM pg_class v "
-            "JOIN pg_rewrite r ON r.ev_class = v.oid JOIN pg_depend d ON d.objid = r.oid "
-            "AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass "
-            "JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> v.oid AND t.relkind IN ('r', 'p') "
-            "WHERE v.relkind = 'v' AND obj_description(v.oid, 'pg_class') = %s GROUP BY 1, 2, 3, 4",
-            [f"{VIEW_MARKER} for {role}"]).fetchall():
-        cols = [r[0] for r in conn.execute("SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
-                                           "AND NOT attisdropped ORDER BY attnum", [view_oid])]
+    for view_oid, view_name, _table_oid, table_name in conn.execute(
+        "SELECT v.oid, v.oid::regclass::text, t.oid, t.oid::regclass::text FROM pg_class v "
+        "JOIN pg_rewrite r ON r.ev_class = v.oid JOIN pg_depend d ON d.objid = r.oid "
+        "AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass "
+        "JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> v.oid AND t.relkind IN ('r', 'p') "
+        "WHERE v.relkind = 'v' AND obj_description(v.oid, 'pg_class') = %s GROUP BY 1, 2, 3, 4",
+        [f"{VIEW_MARKER} for {role}"],
+    ).fetchall():
+        cols = [
+            r[0]
+            for r in conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
+                "AND NOT attisdropped ORDER BY attnum",
+                [view_oid],
+            )
+        ]
         table = pgsql.SQL(table_name)  # regclass text: quoted by the server where needed
         conn.execute(pgsql.SQL("REVOKE SELECT ON {} FROM {}").format(table, ident))
-        conn.execute(pgsql.SQL("GRANT SELECT ({}) ON {} TO {}").format(
-            pgsql.SQL(", ").join(map(pgsql.Identifier, cols)), table, ident))
+        conn.execute(
+            pgsql.SQL("GRANT SELECT ({}) ON {} TO {}").format(
+                pgsql.SQL(", ").join(map(pgsql.Identifier, cols)), table, ident
+            )
+        )
         conn.execute(pgsql.SQL("GRANT SELECT ON {} TO {}").format(pgsql.SQL(view_name), ident))
         views.append(view_name)
-    protected = conn.execute("SELECT DISTINCT polrelid, polrelid::regclass::text FROM pg_policy WHERE polname = %s",
-                             [_policy("tenant", role)]).fetchall()
+    protected = conn.execute(
+        "SELECT DISTINCT polrelid, polrelid::regclass::text FROM pg_policy WHERE polname = %s",
+        [_policy("tenant", role)],
+    ).fetchall()
     revoked = []
     if protected:
         for (name,) in conn.execute(_BYPASSING_VIEWS, [[oid for oid, _ in protected]]).fetchall():
             conn.execute(pgsql.SQL("REVOKE ALL ON {} FROM {}").format(pgsql.SQL(name), ident))
             revoked.append(name)
-    return TenancyReport(setting=tenancy.setting, rls_tables=sorted(n for _, n in protected), views=sorted(views),
-                         views_revoked=sorted(revoked))
+    return TenancyReport(
+        setting=tenancy.setting,
+        rls_tables=sorted(n for _, n in protected),
+        views=sorted(views),
+        views_revoked=sorted(revoked),
+    )
 
 
 # views and materialized views that read a protected table, directly or through other views, and run
@@ -145,16 +162,20 @@ def _policy(kind: str, role: str) -> str:
 
 
 def _table(conn: psycopg.Connection, name: str) -> tuple[int, str]:
-    row = conn.execute("SELECT c.oid, c.oid::regclass::text, c.relkind FROM pg_class c "
-                       "WHERE c.oid = to_regclass(%s)", [name]).fetchone()
+    row = conn.execute(
+        "SELECT c.oid, c.oid::regclass::text, c.relkind FROM pg_class c WHERE c.oid = to_regclass(%s)", [name]
+    ).fetchone()
     if row is None or row[2] not in ("r", "p"):
         raise UserError(f"no table named {name!r} in {conn.info.dbname}")
     return row[0], row[1]
 
 
 def _column_type(conn: psycopg.Connection, table_oid: int, table: str, column: str) -> str:
-    row = conn.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s "
-                       "AND attname = %s AND attnum > 0 AND NOT attisdropped", [table_oid, column]).fetchone()
+    row = conn.execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s "
+        "AND attname = %s AND attnum > 0 AND NOT attisdropped",
+        [table_oid, column],
+    ).fetchone()
     if row is None:
         raise UserError(f"table {table} has no column {column!r}")
     return row[0]
@@ -165,24 +186,33 @@ def _protect(conn: psycopg.Connection, role: str, spec: RlsTable, setting: str) 
     col_type = _column_type(conn, oid, table, spec.column)
     enabled, ours = conn.execute(
         "SELECT relrowsecurity, EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = %s AND polname = 'actsagent_others') "
-        "FROM pg_class WHERE oid = %s", [oid, oid]).fetchone()
+        "FROM pg_class WHERE oid = %s",
+        [oid, oid],
+    ).fetchone()
     t, ident = pgsql.SQL(table), pgsql.Identifier(role)
     tenant, reader = pgsql.Identifier(_policy("tenant", role)), pgsql.Identifier(_policy("reader", role))
     conn.execute(pgsql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(t))
     if not enabled or ours:  # actsagent turned RLS on: everyone else keeps seeing (and writing) what they did
         conn.execute(pgsql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(t))
         conn.execute(pgsql.SQL("DROP POLICY IF EXISTS actsagent_others ON {}").format(t))
-        conn.execute(pgsql.SQL("CREATE POLICY actsagent_others ON {} AS PERMISSIVE FOR ALL TO PUBLIC "
-                               "USING (current_user <> {}) WITH CHECK (current_user <> {})").format(
-            t, pgsql.Literal(role), pgsql.Literal(role)))
+        conn.execute(
+            pgsql.SQL(
+                "CREATE POLICY actsagent_others ON {} AS PERMISSIVE FOR ALL TO PUBLIC "
+                "USING (current_user <> {}) WITH CHECK (current_user <> {})"
+            ).format(t, pgsql.Literal(role), pgsql.Literal(role))
+        )
     for policy in (tenant, reader):
         conn.execute(pgsql.SQL("DROP POLICY IF EXISTS {} ON {}").format(policy, t))
-    conn.execute(pgsql.SQL("CREATE POLICY {} ON {} AS PERMISSIVE FOR SELECT TO {} USING (true)").format(
-        reader, t, ident))
+    conn.execute(
+        pgsql.SQL("CREATE POLICY {} ON {} AS PERMISSIVE FOR SELECT TO {} USING (true)").format(reader, t, ident)
+    )
     # col_type is format_type() text from the catalog; the setting name is a checked literal
-    conn.execute(pgsql.SQL("CREATE POLICY {} ON {} AS RESTRICTIVE FOR SELECT TO {} "
-                           "USING ({} = NULLIF(current_setting({}, true), '')::" + col_type + ")").format(
-        tenant, t, ident, pgsql.Identifier(spec.column), pgsql.Literal(setting)))
+    conn.execute(
+        pgsql.SQL(
+            "CREATE POLICY {} ON {} AS RESTRICTIVE FOR SELECT TO {} "
+            "USING ({} = NULLIF(current_setting({}, true), '')::" + col_type + ")"
+        ).format(tenant, t, ident, pgsql.Identifier(spec.column), pgsql.Literal(setting))
+    )
 
 
 def _create_view(conn: psycopg.Connection, role: str, view: ColumnView) -> None:
@@ -192,13 +222,20 @@ def _create_view(conn: psycopg.Connection, role: str, view: ColumnView) -> None:
     schema = conn.execute("SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = %s", [oid]).fetchone()[0]
     qualified = pgsql.SQL("{}.{}").format(pgsql.SQL(schema), pgsql.Identifier(view.name))
     marker = f"{VIEW_MARKER} for {role}"
-    existing = conn.execute("SELECT c.relkind, obj_description(c.oid, 'pg_class') FROM pg_class c "
-                            "WHERE c.relname = %s AND c.relnamespace = %s::regnamespace", [view.name, schema]).fetchone()
+    existing = conn.execute(
+        "SELECT c.relkind, obj_description(c.oid, 'pg_class') FROM pg_class c "
+        "WHERE c.relname = %s AND c.relnamespace = %s::regnamespace",
+        [view.name, schema],
+    ).fetchone()
     if existing is not None:
         if existing[0] != "v" or existing[1] != marker:
-            raise UserError(f"{schema}.{view.name} exists and is not an actsagent column view for {role}; "
-                            "choose another view name")
+            raise UserError(
+                f"{schema}.{view.name} exists and is not an actsagent column view for {role}; choose another view name"
+            )
         conn.execute(pgsql.SQL("DROP VIEW {}").format(qualified))
-    conn.execute(pgsql.SQL("CREATE VIEW {} WITH (security_invoker = true) AS SELECT {} FROM {}").format(
-        qualified, pgsql.SQL(", ").join(map(pgsql.Identifier, view.columns)), pgsql.SQL(table)))
+    conn.execute(
+        pgsql.SQL("CREATE VIEW {} WITH (security_invoker = true) AS SELECT {} FROM {}").format(
+            qualified, pgsql.SQL(", ").join(map(pgsql.Identifier, view.columns)), pgsql.SQL(table)
+        )
+    )
     conn.execute(pgsql.SQL("COMMENT ON VIEW {} IS {}").format(qualified, pgsql.Literal(marker)))

@@ -66,8 +66,7 @@ class ValueStore:
         self._conn = self._connect(setup=True)
 
     def _connect(self, *, setup: bool = False) -> psycopg.Connection:
-        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10,
-                               options="-c statement_timeout=60000")
+        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10, options="-c statement_timeout=60000")
         try:
             if setup:
                 for stmt in _DDL:
@@ -90,15 +89,23 @@ class ValueStore:
 
     def state(self) -> dict[str, tuple[str, str]]:
         """table -> (fingerprint, embedding model) of what is stored."""
-        rows = self._run(lambda c: c.execute("SELECT tbl, fingerprint, model FROM actsagent.catalog_state "
-                                             "WHERE source = %s", [self.source]).fetchall())
+        rows = self._run(
+            lambda c: c.execute(
+                "SELECT tbl, fingerprint, model FROM actsagent.catalog_state WHERE source = %s", [self.source]
+            ).fetchall()
+        )
         return {t: (f, m) for t, f, m in rows}
 
     def load(self, tables: list[str]) -> dict[tuple[str, str], tuple[list[str], np.ndarray]]:
         """(table, column) lowercased -> stored values and their vectors, in insertion order."""
-        rows = self._run(lambda c: c.execute(
-            "SELECT tbl, col, value, embedding FROM actsagent.catalog_values WHERE source = %s AND tbl = ANY(%s) "
-            "ORDER BY id", [self.source, tables], binary=True).fetchall())
+        rows = self._run(
+            lambda c: c.execute(
+                "SELECT tbl, col, value, embedding FROM actsagent.catalog_values WHERE source = %s AND tbl = ANY(%s) "
+                "ORDER BY id",
+                [self.source, tables],
+                binary=True,
+            ).fetchall()
+        )
         grouped: dict[tuple[str, str], tuple[list[str], list[np.ndarray]]] = {}
         for tbl, col, value, vec in rows:
             vals, vecs = grouped.setdefault((tbl.lower(), col.lower()), ([], []))
@@ -106,8 +113,7 @@ class ValueStore:
             vecs.append(_array(vec))
         return {k: (vals, np.vstack(vecs)) for k, (vals, vecs) in grouped.items()}
 
-    def replace(self, table: str, fingerprint: str, model: str,
-                rows: Iterable[tuple[str, str, np.ndarray]]) -> None:
+    def replace(self, table: str, fingerprint: str, model: str, rows: Iterable[tuple[str, str, np.ndarray]]) -> None:
         """Store ``table``'s (column, value, vector) rows and its fingerprint, in one transaction."""
         batch = [(self.source, table, col, value, np.asarray(vec, dtype=np.float32)) for col, value, vec in rows]
 
@@ -115,12 +121,17 @@ class ValueStore:
             with c.transaction():
                 c.execute("DELETE FROM actsagent.catalog_values WHERE source = %s AND tbl = %s", [self.source, table])
                 with c.cursor() as cur:
-                    cur.executemany("INSERT INTO actsagent.catalog_values (source, tbl, col, value, embedding) "
-                                    "VALUES (%s, %s, %s, %s, %s)", batch)
-                c.execute("INSERT INTO actsagent.catalog_state (source, tbl, fingerprint, model) "
-                          "VALUES (%s, %s, %s, %s) ON CONFLICT (source, tbl) DO UPDATE "
-                          "SET fingerprint = excluded.fingerprint, model = excluded.model, built_at = now()",
-                          [self.source, table, fingerprint, model])
+                    cur.executemany(
+                        "INSERT INTO actsagent.catalog_values (source, tbl, col, value, embedding) "
+                        "VALUES (%s, %s, %s, %s, %s)",
+                        batch,
+                    )
+                c.execute(
+                    "INSERT INTO actsagent.catalog_state (source, tbl, fingerprint, model) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (source, tbl) DO UPDATE "
+                    "SET fingerprint = excluded.fingerprint, model = excluded.model, built_at = now()",
+                    [self.source, table, fingerprint, model],
+                )
 
         self._run(write)
 
@@ -139,9 +150,11 @@ class ValueStore:
         def search(c: psycopg.Connection) -> list[tuple[str, float]]:
             with c.transaction():
                 c.execute("SET LOCAL statement_timeout = 2000")
-                rows = c.execute("SELECT value, embedding <-> %s FROM actsagent.catalog_values WHERE source = %s "
-                                 "AND tbl = %s AND col = %s ORDER BY embedding <-> %s LIMIT %s",
-                                 [q, self.source, table, column, q, int(k)]).fetchall()
+                rows = c.execute(
+                    "SELECT value, embedding <-> %s FROM actsagent.catalog_values WHERE source = %s "
+                    "AND tbl = %s AND col = %s ORDER BY embedding <-> %s LIMIT %s",
+                    [q, self.source, table, column, q, int(k)],
+                ).fetchall()
             return [(str(v), float(d)) for v, d in rows]
 
         return self._run(search)

@@ -43,8 +43,9 @@ class Watchdog:
         self._thread: threading.Thread | None = None
 
     @contextmanager
-    def watch(self, conn: Any, timeout_s: float, *, memory_limit: int | None = None,
-              postmaster: int | None = None) -> Iterator[Watch]:
+    def watch(
+        self, conn: Any, timeout_s: float, *, memory_limit: int | None = None, postmaster: int | None = None
+    ) -> Iterator[Watch]:
         backend = conn.info.backend_pid if postmaster and memory_limit else None
         if backend is not None and _parent(backend) != postmaster:
             backend = None  # not our embedded server's process: never read or judge it

@@ -38,7 +38,12 @@ def ensure_demo(limits: Limits | None = None) -> Database:
     return db
 
 
-def open_target(target: str | None = None, *, limits: Limits | None = None, writable: bool = False,
-                settings: SessionSettings | Mapping[str, object] | None = None) -> Database:
+def open_target(
+    target: str | None = None,
+    *,
+    limits: Limits | None = None,
+    writable: bool = False,
+    settings: SessionSettings | Mapping[str, object] | None = None,
+) -> Database:
     """``open_database(target)``, where neither a target nor ``DATABASE_URL`` means the demo database."""
     return open_database(target, limits=limits, writable=writable, settings=settings, fallback=ensure_demo)

@@ -4,5 +4,17 @@ from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification,
 from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
 from actsagent.graphs.tree_graph import build_tree_graph, fallback_plan, initial_state
 
-__all__ = ["AgentEvent", "AgentRun", "Budget", "Clarification", "NodeSpec", "PlanNode", "PlanTree", "PlannerReply",
-           "RunUsage", "build_tree_graph", "fallback_plan", "initial_state"]
+__all__ = [
+    "AgentEvent",
+    "AgentRun",
+    "Budget",
+    "Clarification",
+    "NodeSpec",
+    "PlanNode",
+    "PlanTree",
+    "PlannerReply",
+    "RunUsage",
+    "build_tree_graph",
+    "fallback_plan",
+    "initial_state",
+]

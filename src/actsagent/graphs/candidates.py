@@ -44,8 +44,13 @@ class CandidateRecord(BaseModel):
 
     @property
     def origin(self) -> str:
-        how = "direct rewrite from the request" if self.strategy == "rewrite" else \
-            "minimal edit of the original" if self.source == "llm" else f"taken from the path ({self.source})"
+        how = (
+            "direct rewrite from the request"
+            if self.strategy == "rewrite"
+            else "minimal edit of the original"
+            if self.source == "llm"
+            else f"taken from the path ({self.source})"
+        )
         return how + (f", reading: {self.hypothesis}" if self.hypothesis else "")
 
     @property

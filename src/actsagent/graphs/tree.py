@@ -11,8 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-ToolName = Literal["run_sql", "inspect_columns", "detect_ambiguities", "split_and_fix", "safeql_refine",
-                   "generate_sql"]
+ToolName = Literal["run_sql", "inspect_columns", "detect_ambiguities", "split_and_fix", "safeql_refine", "generate_sql"]
 # unconfirmed: a candidate the judge approved that no check the original fails, and no second candidate, confirmed
 NodeStatus = Literal["pending", "done", "failed", "refuted", "unconfirmed", "accepted", "skipped"]
 
@@ -73,13 +72,26 @@ class PlanTree(BaseModel):
         self.next_id += 1
         return nid
 
-    def add_spec(self, spec: NodeSpec, parent: str | None, *, hypothesis: str = "",
-                 linear: bool = False, idmap: dict[str, str] | None = None) -> str:
+    def add_spec(
+        self,
+        spec: NodeSpec,
+        parent: str | None,
+        *,
+        hypothesis: str = "",
+        linear: bool = False,
+        idmap: dict[str, str] | None = None,
+    ) -> str:
         """Add ``spec`` and its children under ``parent``; ids are always reassigned (the planner's
         ids are only references inside its reply). ``linear`` keeps only the first child at each level."""
         nid = self.new_id()
-        node = PlanNode(id=nid, parent=parent, description=spec.description or spec.tool, tool=spec.tool,
-                        input=dict(spec.input), hypothesis=hypothesis)
+        node = PlanNode(
+            id=nid,
+            parent=parent,
+            description=spec.description or spec.tool,
+            tool=spec.tool,
+            input=dict(spec.input),
+            hypothesis=hypothesis,
+        )
         self.nodes[nid] = node
         if idmap is not None and spec.id:
             idmap[spec.id] = nid
@@ -94,8 +106,12 @@ class PlanTree(BaseModel):
     def subtree_spec(self, nid: str) -> NodeSpec:
         """The still-pending subtree at ``nid`` as a spec (to copy planned steps under new branches)."""
         n = self.nodes[nid]
-        return NodeSpec(description=n.description, tool=n.tool, input=dict(n.input),
-                        children=[self.subtree_spec(c) for c in n.children])
+        return NodeSpec(
+            description=n.description,
+            tool=n.tool,
+            input=dict(n.input),
+            children=[self.subtree_spec(c) for c in n.children],
+        )
 
     def detach_children(self, nid: str) -> list[NodeSpec]:
         specs = [self.subtree_spec(c) for c in self.nodes[nid].children if self.nodes[c].status == "pending"]
@@ -142,14 +158,34 @@ class PlanTree(BaseModel):
 
     def for_planner(self) -> list[dict[str, Any]]:
         """The tree as the planner sees it: flat nodes with status and result summaries."""
-        return [{"id": n.id, "parent": n.parent, "depth": d, "tool": n.tool, "description": n.description,
-                 "input": n.input, "hypothesis": n.hypothesis, "status": n.status, "result": n.summary[:1500],
-                 "error": n.error, "children": n.children} for d, n in self.walk()]
+        return [
+            {
+                "id": n.id,
+                "parent": n.parent,
+                "depth": d,
+                "tool": n.tool,
+                "description": n.description,
+                "input": n.input,
+                "hypothesis": n.hypothesis,
+                "status": n.status,
+                "result": n.summary[:1500],
+                "error": n.error,
+                "children": n.children,
+            }
+            for d, n in self.walk()
+        ]
 
     def render_text(self) -> str:
         """An indented text tree: status, tool, description, timing, tokens, result line."""
-        mark = {"pending": "·", "done": "✓", "failed": "✗", "refuted": "↩", "unconfirmed": "~", "accepted": "★",
-                "skipped": "-"}
+        mark = {
+            "pending": "·",
+            "done": "✓",
+            "failed": "✗",
+            "refuted": "↩",
+            "unconfirmed": "~",
+            "accepted": "★",
+            "skipped": "-",
+        }
         lines = []
         for depth, n in self.walk():
             pad = "  " * depth
@@ -168,5 +204,5 @@ class PlanTree(BaseModel):
                     lines.append(f"{pad}    {dl[:160]}")
             if n.verdict:
                 lines.append(f"{pad}    judge: {n.verdict.get('summary', '')[:160]}")
-                lines += [f"{pad}    check {c.line()}"[:170 + len(pad)] for c in _verdict(n.verdict).checks]
+                lines += [f"{pad}    check {c.line()}"[: 170 + len(pad)] for c in _verdict(n.verdict).checks]
         return "\n".join(lines)

@@ -81,12 +81,35 @@ class TreeState(TypedDict, total=False):
 
 
 def initial_state(intent: str, sql: str | list[str] | None, mode: str = "tree") -> TreeState:
-    return TreeState(mode=mode, intent=intent, original_sql=sql, original_result="", tree=PlanTree().model_dump(),
-                     phase="plan", best=None, final=None, failures=[], decisions=[], notes=[], pending=None,
-                     refuted=[], checks=None, original_check=None, candidates=Candidates().model_dump(mode="json"),
-                     accepted=None, jump=None,
-                     counters={"nodes": 0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                               "cost_usd": 0.0, "llm_ms": 0.0, "wall_ms": 0.0})
+    return TreeState(
+        mode=mode,
+        intent=intent,
+        original_sql=sql,
+        original_result="",
+        tree=PlanTree().model_dump(),
+        phase="plan",
+        best=None,
+        final=None,
+        failures=[],
+        decisions=[],
+        notes=[],
+        pending=None,
+        refuted=[],
+        checks=None,
+        original_check=None,
+        candidates=Candidates().model_dump(mode="json"),
+        accepted=None,
+        jump=None,
+        counters={
+            "nodes": 0,
+            "llm_calls": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost_usd": 0.0,
+            "llm_ms": 0.0,
+            "wall_ms": 0.0,
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -224,7 +247,9 @@ def fallback_plan(sql: str | list[str] | None, error: Any, empty: bool) -> NodeS
     if not sql:
         return leaf
     chain: list[NodeSpec] = []
-    if error is not None and (error.error_class.value == "syntax" or (error.engine == "guard" and error.code == "parse")):
+    if error is not None and (
+        error.error_class.value == "syntax" or (error.engine == "guard" and error.code == "parse")
+    ):
         chain.append(NodeSpec(description="localise the failing clause", tool="split_and_fix"))
     if error is not None or empty:
         chain.append(NodeSpec(description="search small AST edits until the query runs", tool="safeql_refine"))
@@ -270,11 +295,23 @@ def _execute(rt: Runtime, state: TreeState) -> None:
     node.llm_ms, node.llm_calls = w.llm_ms, w.llm_calls
     node.prompt_tokens, node.completion_tokens, node.cost_usd = w.prompt_tokens, w.completion_tokens, w.cost_usd
     _save(state, tree)
-    rt.emit("node_end", f"{node.tool} {node.status}", node.id, status=node.status, summary=node.error or node.summary,
-            ms=node.ms, llm_calls=node.llm_calls, tokens=node.prompt_tokens + node.completion_tokens)
+    rt.emit(
+        "node_end",
+        f"{node.tool} {node.status}",
+        node.id,
+        status=node.status,
+        summary=node.error or node.summary,
+        ms=node.ms,
+        llm_calls=node.llm_calls,
+        tokens=node.prompt_tokens + node.completion_tokens,
+    )
     if state.get("pending"):
-        rt.emit("clarify", state["pending"]["question"], node.id, **{k: v for k, v in state["pending"].items()
-                                                                     if k != "node_id"})
+        rt.emit(
+            "clarify",
+            state["pending"]["question"],
+            node.id,
+            **{k: v for k, v in state["pending"].items() if k != "node_id"},
+        )
     state["phase"] = "clarify" if state.get("pending") else "advance"
 
 
@@ -299,10 +336,15 @@ def _resolve_input(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode
             draft = _newest_executable(tree, node)
         hint = str(given.get("instructions") or given.get("hint") or "")
         hypothesis = "; ".join(x for x in (tree.hypothesis_of(node.id), hint) if x)
-        given = {"intent": intent, "original_sql": original, "hypothesis": hypothesis,
-                 "evidence": _evidence(tree, node), "draft_sql": draft,
-                 "feedback": "\n".join(f"- {r['sql']}: {r['why']}" for r in state["refuted"][-4:]),
-                 "strategy": node.input.get("strategy") or "minimal_edit"}
+        given = {
+            "intent": intent,
+            "original_sql": original,
+            "hypothesis": hypothesis,
+            "evidence": _evidence(tree, node),
+            "draft_sql": draft,
+            "feedback": "\n".join(f"- {r['sql']}: {r['why']}" for r in state["refuted"][-4:]),
+            "strategy": node.input.get("strategy") or "minimal_edit",
+        }
     if given.get("sql") is None and node.tool in ("run_sql", "split_and_fix", "safeql_refine"):
         raise ToolInputError(f"{node.tool} needs SQL and there is none yet on this path")
     return TOOLS[node.tool].input_model.model_validate(given)
@@ -375,15 +417,27 @@ def _expand(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: 
     template = planned or [NodeSpec(description="write the SQL under this reading", tool="generate_sql")]
     interps = amb.interpretations[:1] if state["mode"] == "linear" else amb.interpretations
     for i, interp in enumerate(interps, 1):
-        branch = NodeSpec(description=f"reading {i} of {amb.phrase!r}: {interp.description}"[:200],
-                          tool=template[0].tool, input=template[0].input, children=template[0].children)
-        tree.add_spec(branch, node.id, hypothesis=f"{amb.phrase!r} means {interp.description}"
-                      + (f" ({interp.sql_hint})" if interp.sql_hint else ""))
+        branch = NodeSpec(
+            description=f"reading {i} of {amb.phrase!r}: {interp.description}"[:200],
+            tool=template[0].tool,
+            input=template[0].input,
+            children=template[0].children,
+        )
+        tree.add_spec(
+            branch,
+            node.id,
+            hypothesis=f"{amb.phrase!r} means {interp.description}"
+            + (f" ({interp.sql_hint})" if interp.sql_hint else ""),
+        )
         for extra in template[1:]:
             tree.add_spec(extra, tree.nodes[node.id].children[-1])
     if rt.interactive and not amb.settle_with_data and state["mode"] != "linear":
-        state["pending"] = {"question": amb.question or f"What does {amb.phrase!r} mean here?", "phrase": amb.phrase,
-                            "options": [i.description for i in interps], "node_id": node.id}
+        state["pending"] = {
+            "question": amb.question or f"What does {amb.phrase!r} mean here?",
+            "phrase": amb.phrase,
+            "options": [i.description for i in interps],
+            "node_id": node.id,
+        }
 
 
 # what the planner wrote before the readings existed belongs to at most one of them: a SQL draft,
@@ -395,9 +449,13 @@ def _without_drafts(spec: NodeSpec) -> NodeSpec:
     """A planned step to copy under each reading, reading-neutral: no concrete SQL and no free-text
     instructions. Every branch's tools then work on that branch's own SQL, and generate_sql takes its
     guidance from the branch hypothesis, never from a draft or a fix written for another reading."""
-    return NodeSpec(id=spec.id, description=spec.description, tool=spec.tool,
-                    input={k: v for k, v in spec.input.items() if k not in _DRAFT_KEYS},
-                    children=[_without_drafts(c) for c in spec.children])
+    return NodeSpec(
+        id=spec.id,
+        description=spec.description,
+        tool=spec.tool,
+        input={k: v for k, v in spec.input.items() if k not in _DRAFT_KEYS},
+        children=[_without_drafts(c) for c in spec.children],
+    )
 
 
 def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: GenerateSqlOutput) -> None:
@@ -410,10 +468,18 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     ver = None
     if plan is not None and out.execution.ok:
         ver = verify(VerifyInput(sql=out.sql, checks=plan, reference=original), rt.ctx)
-    rec = CandidateRecord(node=node.id, order=node.order or 0, sql=out.sql, strategy=out.strategy, source=out.source,
-                          hypothesis=tree.hypothesis_of(node.id), executes=out.execution.ok,
-                          empty=out.execution.ok and out.execution.last.empty, verification=ver,
-                          verdict=Verdict(passed=False, method="execution_only"))
+    rec = CandidateRecord(
+        node=node.id,
+        order=node.order or 0,
+        sql=out.sql,
+        strategy=out.strategy,
+        source=out.source,
+        hypothesis=tree.hypothesis_of(node.id),
+        executes=out.execution.ok,
+        empty=out.execution.ok and out.execution.last.empty,
+        verification=ver,
+        verdict=Verdict(passed=False, method="execution_only"),
+    )
     rivals: list[CandidateRecord] = []
     if rt.model is not None and ver is not None and not ver.with_status("failed"):  # refuted by a check: no rival
         rivals = [r for r in cands.approved(exclude=node.id) if r.verification is not None]
@@ -423,21 +489,32 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     if twins:
         twin = twins[-1]
         evidence = f"same results as {twin.node} ({twin.origin}) on every scenario"
-        rec.verdict = Verdict(passed=True, method="agreement", checks=ver.results if ver else [], confirmed=True,
-                              evidence=[evidence])
+        rec.verdict = Verdict(
+            passed=True, method="agreement", checks=ver.results if ver else [], confirmed=True, evidence=[evidence]
+        )
         rec.status = "verified"
         if twin.status != "verified":
-            twin.verdict = twin.verdict.model_copy(update={"confirmed": True, "evidence": [
-                *twin.verdict.evidence, f"same results as {node.id} ({rec.origin}) on every scenario"]})
+            twin.verdict = twin.verdict.model_copy(
+                update={
+                    "confirmed": True,
+                    "evidence": [*twin.verdict.evidence, f"same results as {node.id} ({rec.origin}) on every scenario"],
+                }
+            )
             twin.status = "verified"
             changed.append(twin)
     elif others and not _compare(rt, state, rec, others[-2:], changed):
         others = []  # the comparison failed: judge the candidate alone
     if not twins and not others:
-        refuted_twins = [f"{r.node} ({r.origin}) returned the same results on every scenario and was refuted: "
-                         + "; ".join(r.verdict.reasons)[:300] for r in cands.items
-                         if r.node != node.id and r.status == "refuted" and r.verification is not None
-                         and ver is not None and agree(ver, r.verification)]
+        refuted_twins = [
+            f"{r.node} ({r.origin}) returned the same results on every scenario and was refuted: "
+            + "; ".join(r.verdict.reasons)[:300]
+            for r in cands.items
+            if r.node != node.id
+            and r.status == "refuted"
+            and r.verification is not None
+            and ver is not None
+            and agree(ver, r.verification)
+        ]
         _judge_alone(rt, state, rec, original, out, refuted_twins)
     for r in [rec, *changed]:
         cands.put(r)
@@ -452,11 +529,25 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     _save_candidates(state, cands)
 
 
-def _judge_alone(rt: Runtime, state: TreeState, rec: CandidateRecord, original: Verification | None,
-                 out: GenerateSqlOutput, context: list[str]) -> None:
-    verdict = judge(JudgeInput(intent=state["intent"], sql=rec.sql, execution=out.execution,
-                               verification=rec.verification, context=context,
-                               original_plan=original.plan if original is not None else None), rt.ctx)
+def _judge_alone(
+    rt: Runtime,
+    state: TreeState,
+    rec: CandidateRecord,
+    original: Verification | None,
+    out: GenerateSqlOutput,
+    context: list[str],
+) -> None:
+    verdict = judge(
+        JudgeInput(
+            intent=state["intent"],
+            sql=rec.sql,
+            execution=out.execution,
+            verification=rec.verification,
+            context=context,
+            original_plan=original.plan if original is not None else None,
+        ),
+        rt.ctx,
+    )
     if verdict.passed and verdict.method == "llm" and rec.verification is not None:
         evidence = confirming_checks(rec.verification, original)
         verdict = verdict.model_copy(update={"confirmed": bool(evidence), "evidence": evidence})
@@ -464,17 +555,33 @@ def _judge_alone(rt: Runtime, state: TreeState, rec: CandidateRecord, original: 
     rec.status = "refuted" if not verdict.passed else "verified" if verdict.confirmed else "unconfirmed"
 
 
-def _compare(rt: Runtime, state: TreeState, rec: CandidateRecord, rivals: list[CandidateRecord],
-             changed: list[CandidateRecord]) -> bool:
+def _compare(
+    rt: Runtime, state: TreeState, rec: CandidateRecord, rivals: list[CandidateRecord], changed: list[CandidateRecord]
+) -> bool:
     """Listwise judgement of the new candidate against approved rivals whose results differ; False if it failed."""
     group = sorted([*rivals, rec], key=lambda c: c.order)
     labels = {c.node: chr(ord("A") + i) for i, c in enumerate(group)}
     try:
-        comp = compare_candidates(CompareInput(
-            intent=state["intent"], original_sql=state["original_sql"], checks=check_plan(state),
-            contenders=[Contender(label=labels[c.node], node=c.node, origin=c.origin, sql=c.sql,
-                                  verification=c.verification, judged=c.verdict.summary() if c is not rec else "")
-                        for c in group if c.verification is not None]), rt.ctx)
+        comp = compare_candidates(
+            CompareInput(
+                intent=state["intent"],
+                original_sql=state["original_sql"],
+                checks=check_plan(state),
+                contenders=[
+                    Contender(
+                        label=labels[c.node],
+                        node=c.node,
+                        origin=c.origin,
+                        sql=c.sql,
+                        verification=c.verification,
+                        judged=c.verdict.summary() if c is not rec else "",
+                    )
+                    for c in group
+                    if c.verification is not None
+                ],
+            ),
+            rt.ctx,
+        )
     except _MODEL_FAULTS as e:
         state["failures"].append({"node": rec.node, "phase": "compare", **_fault_info(e)})
         return False
@@ -484,16 +591,29 @@ def _compare(rt: Runtime, state: TreeState, rec: CandidateRecord, rivals: list[C
         reason = (v.reason if v else "") or comp.reason
         if comp.best == label:
             others = ", ".join(f"{o.node} ({labels[o.node]})" for o in group if o is not c)
-            upd = {"passed": True, "method": "comparison", "confirmed": True,
-                   "evidence": [f"chosen over {others} on the rows where their results differ: {reason}"[:600]]}
+            upd = {
+                "passed": True,
+                "method": "comparison",
+                "confirmed": True,
+                "evidence": [f"chosen over {others} on the rows where their results differ: {reason}"[:600]],
+            }
             status = "verified"
         elif v is not None and not v.right:
-            upd = {"passed": False, "method": "comparison", "confirmed": False, "evidence": [],
-                   "reasons": [f"the comparison found it wrong: {reason}"[:600]]}
+            upd = {
+                "passed": False,
+                "method": "comparison",
+                "confirmed": False,
+                "evidence": [],
+                "reasons": [f"the comparison found it wrong: {reason}"[:600]],
+            }
             status = "refuted"
         elif c is rec:  # neither chosen nor found wrong: it stays as good as the judge's reading
-            upd = {"passed": True, "method": "comparison", "confirmed": False,
-                   "reasons": [f"not preferred in the comparison: {reason}"[:600]]}
+            upd = {
+                "passed": True,
+                "method": "comparison",
+                "confirmed": False,
+                "reasons": [f"not preferred in the comparison: {reason}"[:600]],
+            }
             status = "unconfirmed"
         else:
             continue
@@ -509,8 +629,11 @@ def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *
     accepted (the run ends with it); another verified candidate is done, its verdict saying it was confirmed."""
     node = tree.nodes[rec.node]
     node.verdict = {**rec.verdict.model_dump(mode="json"), "summary": rec.verdict.summary(), "status": rec.status}
-    statuses: dict[str, NodeStatus] = {"verified": "accepted" if chosen else "done", "unconfirmed": "unconfirmed",
-                                       "refuted": "refuted"}
+    statuses: dict[str, NodeStatus] = {
+        "verified": "accepted" if chosen else "done",
+        "unconfirmed": "unconfirmed",
+        "refuted": "refuted",
+    }
     node.status = statuses[rec.status]
     if rt.model is None and rec.verdict.passed:  # the LLM-free fallback accepts what executes with rows
         node.status = "accepted"
@@ -518,9 +641,15 @@ def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *
         why = rec.verdict.reasons or [rec.verdict.summary()]
         state["refuted"].append({"node": rec.node, "sql": statements_text(rec.sql)[:600], "why": "; ".join(why)[:600]})
     execution = GenerateSqlOutput.model_validate(node.output).execution.summary() if node.output else ""
-    rt.emit("candidate", rec.verdict.summary(), rec.node, sql=rec.sql, status=rec.status,
-            passed=True if node.status == "accepted" else False if rec.status == "refuted" else None,
-            execution=execution)
+    rt.emit(
+        "candidate",
+        rec.verdict.summary(),
+        rec.node,
+        sql=rec.sql,
+        status=rec.status,
+        passed=True if node.status == "accepted" else False if rec.status == "refuted" else None,
+        execution=execution,
+    )
 
 
 def _add_rewrite_sibling(state: TreeState, tree: PlanTree, node: PlanNode, rec: CandidateRecord) -> None:
@@ -529,11 +658,16 @@ def _add_rewrite_sibling(state: TreeState, tree: PlanTree, node: PlanNode, rec: 
     if rec.strategy != "minimal_edit" or not rec.executes:
         return
     hyp = rec.hypothesis
-    if any(n.tool == "generate_sql" and n.input.get("strategy") == "rewrite" and tree.hypothesis_of(n.id) == hyp
-           for n in tree.nodes.values()):
+    if any(
+        n.tool == "generate_sql" and n.input.get("strategy") == "rewrite" and tree.hypothesis_of(n.id) == hyp
+        for n in tree.nodes.values()
+    ):
         return
-    spec = NodeSpec(description="direct rewrite from the request (a second, independent candidate)",
-                    tool="generate_sql", input={"strategy": "rewrite"})
+    spec = NodeSpec(
+        description="direct rewrite from the request (a second, independent candidate)",
+        tool="generate_sql",
+        input={"strategy": "rewrite"},
+    )
     if node.parent is None:  # a one-node plan: the rewrite goes under it (the tree has one root)
         sid = tree.add_spec(spec, node.id)
     else:  # beside it, under the same reading (a reading's hypothesis may sit on the candidate's own node)
@@ -613,8 +747,14 @@ def _rollback_target(tree: PlanTree, node: PlanNode) -> PlanNode | None:
 def _select(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, pending: list[PlanNode]) -> str:
     ids = [p.id for p in pending]
     if rt.model is not None:
-        reply = _ask_planner(rt, state, tree, "select", options=ids,
-                             validate=lambda r: None if r.cursor in ids else f"cursor must be one of {ids}")
+        reply = _ask_planner(
+            rt,
+            state,
+            tree,
+            "select",
+            options=ids,
+            validate=lambda r: None if r.cursor in ids else f"cursor must be one of {ids}",
+        )
         if reply is not None:
             _decide(state, "select", reply, rt)
             return reply.cursor or ids[0]
@@ -643,8 +783,9 @@ def _revise(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, targe
                 return f"node {r.cursor} was already executed; choose a pending node"
             return None
 
-        reply = _ask_planner(rt, state, tree, "revise", failed=node.id,
-                             suggested=target.id if target else None, validate=validate)
+        reply = _ask_planner(
+            rt, state, tree, "revise", failed=node.id, suggested=target.id if target else None, validate=validate
+        )
         if reply is not None:
             _decide(state, "revise", reply, rt)
             if reply.stop:
@@ -684,20 +825,41 @@ def _spec_ids(r: PlannerReply) -> set[str]:
 # the planner
 
 
-def _ask_planner(rt: Runtime, state: TreeState, tree: PlanTree, phase: str, *, options: list[str] | None = None,
-                 failed: str | None = None, suggested: str | None = None, validate=None) -> PlannerReply | None:
+def _ask_planner(
+    rt: Runtime,
+    state: TreeState,
+    tree: PlanTree,
+    phase: str,
+    *,
+    options: list[str] | None = None,
+    failed: str | None = None,
+    suggested: str | None = None,
+    validate=None,
+) -> PlannerReply | None:
     """One planner decision; malformed or invalid replies are recorded and re-asked (bounded)."""
     problem = ""
     for _attempt in range(rt.budget.planner_retries + 1):
         try:
             resp = rt.ctx.complete(
-                "planner", role="planner", response_model=PlannerReply, phase=phase, mode=state["mode"],
-                intent=state["intent"], original_sql=_sql_text(state["original_sql"]),
-                original_result=state["original_result"], schema_can_inspect=True,
+                "planner",
+                role="planner",
+                response_model=PlannerReply,
+                phase=phase,
+                mode=state["mode"],
+                intent=state["intent"],
+                original_sql=_sql_text(state["original_sql"]),
+                original_result=state["original_result"],
+                schema_can_inspect=True,
                 **rt.ctx.schema_vars(sql=_planner_sql(state), intent=state["intent"]),
                 tools=[{"name": t.name, "purpose": t.purpose, "input": _json(t.planner_input)} for t in TOOLS.values()],
-                tree=_json(tree.for_planner()) if tree.nodes else "", cursor=tree.cursor, options=options or [], failed=failed,
-                suggested=suggested, refuted=state["refuted"][-4:], problem=problem)
+                tree=_json(tree.for_planner()) if tree.nodes else "",
+                cursor=tree.cursor,
+                options=options or [],
+                failed=failed,
+                suggested=suggested,
+                refuted=state["refuted"][-4:],
+                problem=problem,
+            )
         except StructuredOutputError as e:
             state["failures"].append({"phase": phase, **_fault_info(e)})
             problem = f"your previous reply was not valid JSON for the schema: {'; '.join(e.errors)[:400]}"
@@ -720,8 +882,15 @@ def _planner_sql(state: TreeState) -> list[str]:
 
 
 def _decide(state: TreeState, phase: str, reply: PlannerReply, rt: Runtime) -> None:
-    state["decisions"].append({"phase": phase, "cursor": reply.cursor, "reason": reply.reason[:500],
-                               "added": len(reply.add), "stop": reply.stop})
+    state["decisions"].append(
+        {
+            "phase": phase,
+            "cursor": reply.cursor,
+            "reason": reply.reason[:500],
+            "added": len(reply.add),
+            "stop": reply.stop,
+        }
+    )
     if reply.reason:
         rt.emit("note", f"planner ({phase}): {reply.reason[:200]}")
 
@@ -750,8 +919,11 @@ def _clarify(rt: Runtime, state: TreeState) -> TreeState:
         tree.cursor = branches[choice].id
     else:  # a reading none of the options covered: a new branch with the user's words
         spec = branches[0] if branches else None
-        tmpl = _without_drafts(tree.subtree_spec(spec.id)) if spec else NodeSpec(description="write the SQL",
-                                                                                  tool="generate_sql")
+        tmpl = (
+            _without_drafts(tree.subtree_spec(spec.id))
+            if spec
+            else NodeSpec(description="write the SQL", tool="generate_sql")
+        )
         tmpl.description = f"user's reading: {answer}"[:200]
         tree.cursor = tree.add_spec(tmpl, pending["node_id"], hypothesis=f"user says: {answer}")
     for b in branches:  # the user settled it: other readings are not explored
@@ -782,8 +954,9 @@ def _finish(rt: Runtime, state: TreeState, tree: PlanTree, reason: str, node_id:
     if reason == "accepted" and rec is not None and rec.verdict.passed and rec.verdict.method != "execution_only":
         status = "solved"
         if not rec.verdict.confirmed:
-            state["notes"].append("the judge approved the candidate, but no check the original fails and no second "
-                                  "candidate confirmed it")
+            state["notes"].append(
+                "the judge approved the candidate, but no check the original fails and no second candidate confirmed it"
+            )
     elif reason == "accepted" and rec is not None:
         status = "best_effort"
         state["notes"].append("the candidate executes but no LLM judge verified its meaning")
@@ -802,7 +975,9 @@ def _finish(rt: Runtime, state: TreeState, tree: PlanTree, reason: str, node_id:
 
 def _fault_text(e: BaseException) -> str:
     if isinstance(e, ValidationError):
-        return "invalid tool input: " + "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())[:500]
+        return (
+            "invalid tool input: " + "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())[:500]
+        )
     return f"{type(e).__name__}: {e}"[:800]
 
 

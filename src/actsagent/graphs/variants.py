@@ -37,12 +37,18 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
         else:
             node = _node(tree, parent, "generate_sql", f"regenerate #{attempt} from the error")
 
-            def regen() -> RunSqlOutput:
+            def regen(node: PlanNode = node) -> RunSqlOutput:  # bound now: called within this iteration
                 nonlocal current
-                resp = rt.ctx.complete("regenerate", role="tools", response_model=GeneratedSQL, intent=intent,
-                                       original_sql=_text(sql), history=history,
-                                       **rt.ctx.schema_vars(sql=sql_list(sql, current), intent=intent),
-                                       statement_list=is_statement_list(sql))
+                resp = rt.ctx.complete(
+                    "regenerate",
+                    role="tools",
+                    response_model=GeneratedSQL,
+                    intent=intent,
+                    original_sql=_text(sql),
+                    history=history,
+                    **rt.ctx.schema_vars(sql=sql_list(sql, current), intent=intent),
+                    statement_list=is_statement_list(sql),
+                )
                 current = _clean(resp.parsed.sql)
                 node.input = {"sql": current}
                 return run_sql(RunSqlInput(sql=current), rt.ctx)
@@ -114,15 +120,29 @@ def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) ->
         for k in ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "llm_ms"):
             c[k] += getattr(w, k)
         c["wall_ms"] += node.ms
-        rt.emit("node_end", f"{node.tool} {node.status}", node.id, status=node.status,
-                summary=node.error or node.summary, ms=node.ms)
+        rt.emit(
+            "node_end",
+            f"{node.tool} {node.status}",
+            node.id,
+            status=node.status,
+            summary=node.error or node.summary,
+            ms=node.ms,
+        )
 
 
 def _candidate(state: TreeState, node: PlanNode, sql: Any, out: RunSqlOutput) -> None:
     if not node.input.get("sql"):
         node.input = {"sql": sql}
-    cand = {"node": node.id, "sql": sql, "ok": out.ok, "empty": out.ok and out.last.empty, "passed": False,
-            "method": "execution_only", "score": 0.0, "order": node.order}
+    cand = {
+        "node": node.id,
+        "sql": sql,
+        "ok": out.ok,
+        "empty": out.ok and out.last.empty,
+        "passed": False,
+        "method": "execution_only",
+        "score": 0.0,
+        "order": node.order,
+    }
     best = state.get("best")
     if best is None or (cand["ok"], not cand["empty"]) >= (best["ok"], not best["empty"]):
         state["best"] = cand

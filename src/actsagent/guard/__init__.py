@@ -12,6 +12,20 @@ from actsagent.guard.relations import DENIED_RELATIONS, denied_relation
 from actsagent.guard.run import rejection_error, run_guarded
 from actsagent.guard.split import split_statements
 
-__all__ = ["ALLOWED", "DENIED", "DENIED_PREFIXES", "DENIED_RELATIONS", "SAFE_SETTINGS", "GuardRejection",
-           "GuardResult", "GuardedSQL", "Policy", "check_sql", "denied_reason", "denied_relation", "rejection_error",
-           "run_guarded", "split_statements"]
+__all__ = [
+    "ALLOWED",
+    "DENIED",
+    "DENIED_PREFIXES",
+    "DENIED_RELATIONS",
+    "SAFE_SETTINGS",
+    "GuardRejection",
+    "GuardResult",
+    "GuardedSQL",
+    "Policy",
+    "check_sql",
+    "denied_reason",
+    "denied_relation",
+    "rejection_error",
+    "run_guarded",
+    "split_statements",
+]

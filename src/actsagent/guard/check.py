@@ -35,22 +35,62 @@ if TYPE_CHECKING:
 
 # Statement nodes refused anywhere in the tree (a data-modifying CTE is an Insert/Update/Delete
 # below a Select). Names missing from the installed sqlglot are skipped.
-_WRITE_NODES = tuple(getattr(exp, n) for n in ("Insert", "Update", "Delete", "Merge", "TruncateTable")
-                     if hasattr(exp, n))
-_OTHER_NODES = tuple(getattr(exp, n) for n in (
-    "Create", "Drop", "Alter", "Command", "Copy", "Set", "Transaction", "Commit", "Rollback", "Use",
-    "Pragma", "Describe", "Grant", "Revoke", "Analyze", "LoadData", "Cache", "Uncache", "Refresh", "Kill",
-    "Attach", "Detach", "Show", "Summarize", "Declare", "Execute", "Comment") if hasattr(exp, n))
+_WRITE_NODES = tuple(
+    getattr(exp, n) for n in ("Insert", "Update", "Delete", "Merge", "TruncateTable") if hasattr(exp, n)
+)
+_OTHER_NODES = tuple(
+    getattr(exp, n)
+    for n in (
+        "Create",
+        "Drop",
+        "Alter",
+        "Command",
+        "Copy",
+        "Set",
+        "Transaction",
+        "Commit",
+        "Rollback",
+        "Use",
+        "Pragma",
+        "Describe",
+        "Grant",
+        "Revoke",
+        "Analyze",
+        "LoadData",
+        "Cache",
+        "Uncache",
+        "Refresh",
+        "Kill",
+        "Attach",
+        "Detach",
+        "Show",
+        "Summarize",
+        "Declare",
+        "Execute",
+        "Comment",
+    )
+    if hasattr(exp, n)
+)
 _ANONYMOUS = tuple(getattr(exp, n) for n in ("Anonymous", "AnonymousAggFunc") if hasattr(exp, n))
 _READ_ROOTS = (exp.Select, exp.SetOperation, exp.Values, exp.Subquery)
-_READ_ONLY_HINT = ("write one read-only query: SELECT, WITH ... SELECT, UNION/INTERSECT/EXCEPT of SELECTs, "
-                   "or VALUES")
+_READ_ONLY_HINT = "write one read-only query: SELECT, WITH ... SELECT, UNION/INTERSECT/EXCEPT of SELECTs, or VALUES"
 # C0 and C1 control characters and DEL, except tab, newline, carriage return and form feed; and unpaired
 # surrogates, which no encoding carries to the server
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-_LITERALS = frozenset({TokenType.STRING, TokenType.NUMBER, TokenType.BIT_STRING, TokenType.HEX_STRING,
-                       TokenType.BYTE_STRING, TokenType.NATIONAL_STRING, TokenType.NATIONAL_RAW_STRING,
-                       TokenType.RAW_STRING, TokenType.HEREDOC_STRING, TokenType.UNICODE_STRING})
+_LITERALS = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.NUMBER,
+        TokenType.BIT_STRING,
+        TokenType.HEX_STRING,
+        TokenType.BYTE_STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.NATIONAL_RAW_STRING,
+        TokenType.RAW_STRING,
+        TokenType.HEREDOC_STRING,
+        TokenType.UNICODE_STRING,
+    }
+)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9$]*\Z")
 _CAST_OPENERS = frozenset({"cast", "try_cast", "safe_cast"})
 
@@ -90,8 +130,13 @@ _trap = _WarningTrap()
 logging.getLogger("sqlglot").addFilter(_trap)
 
 
-def check_sql(sql: str, dialect: str, policy: Policy | None = None, max_rows: int | None = None,
-              catalog: ServerCatalog | None = None) -> GuardedSQL | GuardRejection:
+def check_sql(
+    sql: str,
+    dialect: str,
+    policy: Policy | None = None,
+    max_rows: int | None = None,
+    catalog: ServerCatalog | None = None,
+) -> GuardedSQL | GuardRejection:
     """Check ``sql`` against ``policy`` (strict by default) for ``dialect`` ("postgres" or "sqlite").
 
     ``catalog`` (``Database.catalog()``) holds the server's function and column names: with it, a field
@@ -108,8 +153,10 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None, max_rows: in
     rules = Rules(dialect, policy, catalog)
     try:
         if len(sql) > policy.max_sql_chars:
-            raise Refused("too_long", f"the SQL is {len(sql)} characters long; the limit is "
-                                      f"{policy.max_sql_chars}; send a shorter query")
+            raise Refused(
+                "too_long",
+                f"the SQL is {len(sql)} characters long; the limit is {policy.max_sql_chars}; send a shorter query",
+            )
         _refuse_control_characters(sql, "the SQL")
         tree, tokens = _parse_one(sql, rules)
         _check_tree(tree, sql, tokens, rules)
@@ -121,18 +168,34 @@ def check_sql(sql: str, dialect: str, policy: Policy | None = None, max_rows: in
         if dialect == "postgres":
             check_with_postgres_parser(out, rules)
     except Refused as r:
-        return GuardRejection(original=sql, dialect=dialect, rule=r.rule, reason=r.reason, offending=r.offending,
-                              position=r.position)
+        return GuardRejection(
+            original=sql, dialect=dialect, rule=r.rule, reason=r.reason, offending=r.offending, position=r.position
+        )
     except RecursionError:
-        return GuardRejection(original=sql, dialect=dialect, rule="too_complex",
-                              reason="the query is nested too deeply to check; flatten it (fewer nested "
-                                     "parentheses or subqueries)")
+        return GuardRejection(
+            original=sql,
+            dialect=dialect,
+            rule="too_complex",
+            reason="the query is nested too deeply to check; flatten it (fewer nested parentheses or subqueries)",
+        )
     except Exception as e:  # a parser or generator bug on odd input is a refusal, never a crash
-        return GuardRejection(original=sql, dialect=dialect, rule="unsupported",
-                              reason=f"the guard could not check this query (its SQL parser failed with "
-                                     f"{type(e).__name__}); rewrite it with standard syntax")
-    return GuardedSQL(sql=out, original=sql, dialect=dialect, policy="strict", statements=[out],
-                      row_limit=row_limit, limit_action=action, functions=functions)
+        return GuardRejection(
+            original=sql,
+            dialect=dialect,
+            rule="unsupported",
+            reason=f"the guard could not check this query (its SQL parser failed with "
+            f"{type(e).__name__}); rewrite it with standard syntax",
+        )
+    return GuardedSQL(
+        sql=out,
+        original=sql,
+        dialect=dialect,
+        policy="strict",
+        statements=[out],
+        row_limit=row_limit,
+        limit_action=action,
+        functions=functions,
+    )
 
 
 def _refuse_control_characters(text: str, what: str) -> None:
@@ -140,9 +203,14 @@ def _refuse_control_characters(text: str, what: str) -> None:
     if m:
         c = ord(m.group())
         code, kind = (f"\\x{c:02x}", "control character") if c < 0x100 else (f"\\u{c:04x}", "unpaired surrogate")
-        raise Refused("control_character", f"{what} contains the {kind} {code} at position "
-                                           f"{m.start() + 1}; the server may stop reading at it (NUL) or read it "
-                                           "differently; remove it", offending=code, position=m.start() + 1)
+        raise Refused(
+            "control_character",
+            f"{what} contains the {kind} {code} at position "
+            f"{m.start() + 1}; the server may stop reading at it (NUL) or read it "
+            "differently; remove it",
+            offending=code,
+            position=m.start() + 1,
+        )
 
 
 def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expression, list[Token]]:
@@ -160,18 +228,26 @@ def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expression, list[Token]]:
         first = e.errors[0] if e.errors else {}
         where = f" (line {first.get('line')}, column {first.get('col')})" if first.get("line") else ""
         desc = str(first.get("description") or e).splitlines()[0]
-        raise Refused("parse", f"the SQL does not parse as {dialect}: {desc}{where}; "
-                               "fix the syntax and send one complete statement",
-                      offending=first.get("highlight") or None, position=_position(sql, first)) from e
+        raise Refused(
+            "parse",
+            f"the SQL does not parse as {dialect}: {desc}{where}; fix the syntax and send one complete statement",
+            offending=first.get("highlight") or None,
+            position=_position(sql, first),
+        ) from e
     except TokenError as e:
-        raise Refused("parse", f"the SQL cannot be tokenized as {dialect}: {str(e).splitlines()[0]} "
-                               "(unterminated string, quoted name or comment?)") from e
+        raise Refused(
+            "parse",
+            f"the SQL cannot be tokenized as {dialect}: {str(e).splitlines()[0]} "
+            "(unterminated string, quoted name or comment?)",
+        ) from e
     except RecursionError:
         raise
     except Exception as e:  # sqlglot's builders fail on arguments they do not expect (VAR_MAP('a'))
         _refuse_unreviewed_modelled_call(tokens, reader, rules)
-        raise Refused("unsupported", f"the guard's SQL parser failed on this query ({type(e).__name__}); rewrite it "
-                                     "with standard syntax") from e
+        raise Refused(
+            "unsupported",
+            f"the guard's SQL parser failed on this query ({type(e).__name__}); rewrite it with standard syntax",
+        ) from e
     finally:
         _trap.local.bucket = None
     stmts = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
@@ -179,16 +255,22 @@ def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expression, list[Token]]:
         raise Refused("empty", "the SQL has no statement (only comments or semicolons); " + _READ_ONLY_HINT)
     if len(stmts) > 1:
         kinds = ", ".join(_kind(s) for s in stmts[:5]) + (", ..." if len(stmts) > 5 else "")
-        raise Refused("multiple_statements", f"only one read-only statement is allowed; found {len(stmts)} "
-                                             f"statements ({kinds}); send a single query without ';' between "
-                                             "statements", offending=kinds)
+        raise Refused(
+            "multiple_statements",
+            f"only one read-only statement is allowed; found {len(stmts)} "
+            f"statements ({kinds}); send a single query without ';' between "
+            "statements",
+            offending=kinds,
+        )
     tree = stmts[0]
     if isinstance(tree, exp.Command):
         kind = _kind(tree)
         raise Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
     if warnings:  # sqlglot parsed it but said it skipped or guessed something: do not run a guess
-        raise Refused("parse", f"the SQL uses syntax the guard cannot check ({warnings[0][:200]}); "
-                               "rewrite it with standard syntax")
+        raise Refused(
+            "parse",
+            f"the SQL uses syntax the guard cannot check ({warnings[0][:200]}); rewrite it with standard syntax",
+        )
     return tree, tokens
 
 
@@ -206,7 +288,7 @@ def _position(sql: str, error: dict) -> int | None:
     line, col, token = error.get("line"), error.get("col"), error.get("highlight") or ""
     if not isinstance(line, int) or not isinstance(col, int) or line < 1:
         return None
-    start = sum(len(x) + 1 for x in sql.split("\n")[:line - 1]) + col - len(token) + 1
+    start = sum(len(x) + 1 for x in sql.split("\n")[: line - 1]) + col - len(token) + 1
     return start if 1 <= start <= len(sql) else None
 
 
@@ -216,13 +298,16 @@ def _generate(tree: exp.Expression, dialect: str) -> str:
     try:
         out = tree.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE, copy=False)
     except SqlglotError as e:
-        raise Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: "
-                                   f"{str(e).splitlines()[0]}; simplify the query") from e
+        raise Refused(
+            "roundtrip",
+            f"the guard cannot regenerate this query for {dialect}: {str(e).splitlines()[0]}; simplify the query",
+        ) from e
     finally:
         _trap.local.bucket = None
     if warnings:
-        raise Refused("roundtrip", f"the guard cannot regenerate this query for {dialect}: {warnings[0]}; "
-                                   "simplify the query")
+        raise Refused(
+            "roundtrip", f"the guard cannot regenerate this query for {dialect}: {warnings[0]}; simplify the query"
+        )
     return out
 
 
@@ -235,26 +320,41 @@ def _check_tree(tree: exp.Expression, text: str, tokens: list[Token], rules: Rul
     if not isinstance(root, _READ_ROOTS):
         kind = _kind(tree)
         if not _is_statement(root):
-            raise Refused("not_read_only", f"the SQL is not a query but a bare expression ({kind}); "
-                                           + _READ_ONLY_HINT, offending=kind)
+            raise Refused(
+                "not_read_only",
+                f"the SQL is not a query but a bare expression ({kind}); " + _READ_ONLY_HINT,
+                offending=kind,
+            )
         raise Refused("not_read_only", f"{kind} statements are not allowed; " + _READ_ONLY_HINT, offending=kind)
     aliases: Counter[str] = Counter()  # t in "WITH t(a) AS" / "AS t(a)": a name before "(" that is no call
     for node in tree.walk():
         if isinstance(node, _WRITE_NODES):
             kind = _kind(node)
-            raise Refused("write", f"the query contains {kind}: data-modifying statements are not allowed "
-                                   "anywhere, including inside WITH (common table expressions); "
-                                   + _READ_ONLY_HINT, offending=kind)
+            raise Refused(
+                "write",
+                f"the query contains {kind}: data-modifying statements are not allowed "
+                "anywhere, including inside WITH (common table expressions); " + _READ_ONLY_HINT,
+                offending=kind,
+            )
         if isinstance(node, _OTHER_NODES):
             kind = _kind(node)
-            raise Refused("not_read_only", f"the query contains {kind}, which is not allowed; "
-                                           + _READ_ONLY_HINT, offending=kind)
+            raise Refused(
+                "not_read_only", f"the query contains {kind}, which is not allowed; " + _READ_ONLY_HINT, offending=kind
+            )
         if isinstance(node, exp.Lock) or (isinstance(node, exp.Select) and node.args.get("locks")):
-            raise Refused("row_lock", "row locks (FOR UPDATE / FOR SHARE / FOR NO KEY UPDATE / FOR KEY SHARE) "
-                                      "are not allowed; remove the locking clause", offending="FOR UPDATE/SHARE")
+            raise Refused(
+                "row_lock",
+                "row locks (FOR UPDATE / FOR SHARE / FOR NO KEY UPDATE / FOR KEY SHARE) "
+                "are not allowed; remove the locking clause",
+                offending="FOR UPDATE/SHARE",
+            )
         if isinstance(node, exp.Select) and node.args.get("into"):
-            raise Refused("select_into", "SELECT ... INTO creates a table and is not allowed; remove the INTO "
-                                         "clause and select the rows instead", offending="INTO")
+            raise Refused(
+                "select_into",
+                "SELECT ... INTO creates a table and is not allowed; remove the INTO "
+                "clause and select the rows instead",
+                offending="INTO",
+            )
         if isinstance(node, exp.Into):
             raise Refused("select_into", "INTO is not allowed; select the rows instead", offending="INTO")
         if isinstance(node, exp.Func):
@@ -306,9 +406,9 @@ def _written_name(node: exp.Expression, text: str) -> str | None:
     start, end = node.meta.get("start"), node.meta.get("end")
     if not isinstance(start, int) or not isinstance(end, int):
         return None
-    if not isinstance(node, exp.Func) and not text[end + 1:end + 200].lstrip().startswith("("):
+    if not isinstance(node, exp.Func) and not text[end + 1 : end + 200].lstrip().startswith("("):
         return None
-    return text[start:end + 1].strip('"`[]').lower()
+    return text[start : end + 1].strip('"`[]').lower()
 
 
 def _check_column(node: exp.Column, rules: Rules) -> None:
@@ -344,8 +444,12 @@ def _called_names(tokens: list[Token], syntax: frozenset[str]) -> Iterator[str]:
         if i == last or tokens[i + 1].token_type != TokenType.L_PAREN:
             continue
         name = tok.text.lower()
-        if kind != TokenType.IDENTIFIER and (kind in _LITERALS or name in syntax or not _NAME.match(name) or (
-                name in AFTER_CALL_SYNTAX and i and tokens[i - 1].token_type == TokenType.R_PAREN)):
+        if kind != TokenType.IDENTIFIER and (
+            kind in _LITERALS
+            or name in syntax
+            or not _NAME.match(name)
+            or (name in AFTER_CALL_SYNTAX and i and tokens[i - 1].token_type == TokenType.R_PAREN)
+        ):
             continue
         if any(cast_as for _, cast_as in frames) or _after_cast_operator(tokens, i):
             continue
@@ -355,7 +459,8 @@ def _called_names(tokens: list[Token], syntax: frozenset[str]) -> Iterator[str]:
 def _after_cast_operator(tokens: list[Token], i: int) -> bool:
     """``x::numeric(10, 2)`` or ``x::character varying(5)``: a type, not a call."""
     return tokens[i - 1].token_type == TokenType.DCOLON or (
-        i > 1 and tokens[i - 2].token_type == TokenType.DCOLON and bool(_NAME.match(tokens[i - 1].text)))
+        i > 1 and tokens[i - 2].token_type == TokenType.DCOLON and bool(_NAME.match(tokens[i - 1].text))
+    )
 
 
 def _check_regenerated(out: str, rules: Rules) -> None:
@@ -365,16 +470,20 @@ def _check_regenerated(out: str, rules: Rules) -> None:
         _check_tree(again, out, tokens, rules)
     except Refused as r:
         if r.rule in ("parse", "empty", "multiple_statements"):
-            raise Refused("roundtrip", "the guard could not regenerate this query faithfully "
-                                       f"({r.reason}); simplify the query") from r
+            raise Refused(
+                "roundtrip", f"the guard could not regenerate this query faithfully ({r.reason}); simplify the query"
+            ) from r
         raise Refused(r.rule, f"{r.reason} (in the SQL the guard regenerated: {out[:300]})", r.offending) from r
     if _generate(again, rules.dialect) != out:
-        raise Refused("roundtrip", "the guard could not regenerate this query faithfully; simplify the query "
-                                   "(unusual syntax, quoting or escapes)")
+        raise Refused(
+            "roundtrip",
+            "the guard could not regenerate this query faithfully; simplify the query "
+            "(unusual syntax, quoting or escapes)",
+        )
 
 
 def _is_statement(node: exp.Expression) -> bool:
-    return isinstance(node, (exp.Command, *_WRITE_NODES, *_OTHER_NODES, exp.Alias)) or isinstance(node, exp.DDL)
+    return isinstance(node, (exp.Command, *_WRITE_NODES, *_OTHER_NODES, exp.Alias, exp.DDL))
 
 
 def _kind(node: exp.Expression) -> str:

@@ -22,8 +22,7 @@ class Policy(BaseModel, frozen=True):
 
     @classmethod
     def strict(cls, max_rows: int = 1000, extra_functions: frozenset[str] | set[str] = frozenset()) -> Policy:
-        return cls(name="strict", max_rows=max_rows,
-                   extra_functions=frozenset(f.lower() for f in extra_functions))
+        return cls(name="strict", max_rows=max_rows, extra_functions=frozenset(f.lower() for f in extra_functions))
 
     @classmethod
     def sandbox(cls) -> Policy:

@@ -24,13 +24,17 @@ _WRITES = frozenset({"InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"})
 def check_with_postgres_parser(sql: str, rules: Rules) -> None:
     """Raise ``Refused`` unless PostgreSQL reads ``sql`` as one SELECT whose calls, fields and relations pass."""
     if _pg is None:
-        raise Refused("unsupported", "PostgreSQL's parser (the pglast package) is not installed, and the guard does "
-                                     "not pass PostgreSQL queries it cannot read as the server does")
+        raise Refused(
+            "unsupported",
+            "PostgreSQL's parser (the pglast package) is not installed, and the guard does "
+            "not pass PostgreSQL queries it cannot read as the server does",
+        )
     try:
         parsed = json.loads(_pg.parse_sql_json(sql))
     except _pg.ParseError as e:
-        raise Refused("roundtrip", f"PostgreSQL's parser does not accept the regenerated SQL ({e}); simplify the "
-                                   "query") from e
+        raise Refused(
+            "roundtrip", f"PostgreSQL's parser does not accept the regenerated SQL ({e}); simplify the query"
+        ) from e
     stmts = parsed.get("stmts") or []
     if len(stmts) != 1 or list(stmts[0].get("stmt") or {}) != ["SelectStmt"]:
         kinds = ", ".join(k for s in stmts for k in (s.get("stmt") or {})) or "nothing"
@@ -53,11 +57,15 @@ def check_with_postgres_parser(sql: str, rules: Rules) -> None:
             elif key == "A_Expr" and len(value.get("name") or []) > 1:
                 op = _names(value["name"])
                 if op[0] != "pg_catalog":
-                    raise Refused("qualified_function", f"the operator OPERATOR({'.'.join(op)}) is schema-qualified; "
-                                                        "use the plain operator", offending=".".join(op))
+                    raise Refused(
+                        "qualified_function",
+                        f"the operator OPERATOR({'.'.join(op)}) is schema-qualified; use the plain operator",
+                        offending=".".join(op),
+                    )
             elif key in _WRITES:
-                raise Refused("write", "PostgreSQL reads a data-modifying statement in the regenerated SQL",
-                              offending=key)
+                raise Refused(
+                    "write", "PostgreSQL reads a data-modifying statement in the regenerated SQL", offending=key
+                )
             elif key in ("intoClause", "lockingClause"):
                 raise Refused("not_read_only", f"PostgreSQL reads {key} in the regenerated SQL", offending=key)
             if isinstance(value, (dict, list)):

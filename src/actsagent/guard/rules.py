@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from actsagent.guard.functions import (ALLOWED, ARGUMENT_CHECKED, SAFE_SETTINGS, WRITTEN_SYNTAX, denied_reason,
-                                       known_function_names)
+from actsagent.guard.functions import (
+    ALLOWED,
+    ARGUMENT_CHECKED,
+    SAFE_SETTINGS,
+    WRITTEN_SYNTAX,
+    denied_reason,
+    known_function_names,
+)
 from actsagent.guard.relations import denied_relation
 
 if TYPE_CHECKING:
@@ -39,28 +45,40 @@ class Rules:
         n = name.lower()
         why = denied_reason(n)
         if why:
-            raise Refused("denied_function", f"function {n}() is not allowed: {why}; compute the result with plain "
-                                             "SQL instead", offending=n)
+            raise Refused(
+                "denied_function",
+                f"function {n}() is not allowed: {why}; compute the result with plain SQL instead",
+                offending=n,
+            )
         if n not in self.reviewed and not (written and n in WRITTEN_SYNTAX[self.dialect]):
-            raise Refused("unknown_function", f"function {n}() is not on the reviewed list of {self.dialect} "
-                                              f"functions; {_USE_STANDARD}", offending=n)
+            raise Refused(
+                "unknown_function",
+                f"function {n}() is not on the reviewed list of {self.dialect} functions; {_USE_STANDARD}",
+                offending=n,
+            )
 
     def qualifier(self, qualifier: str, name: str) -> None:
         q, shown = qualifier.lower(), f"{qualifier.lower()}.{name.lower()}"
         if q not in self.policy.function_schemas:
             allowed = ", ".join(sorted(self.policy.function_schemas)) or "none"
-            raise Refused("qualified_function",
-                          f"function {shown}() is schema-qualified; only built-in functions are allowed (qualifiers "
-                          f"allowed: {allowed}); call it without the schema or use a built-in function",
-                          offending=shown)
+            raise Refused(
+                "qualified_function",
+                f"function {shown}() is schema-qualified; only built-in functions are allowed (qualifiers "
+                f"allowed: {allowed}); call it without the schema or use a built-in function",
+                offending=shown,
+            )
 
     def setting(self, name: str | None, extra_arguments: bool) -> None:
         """``current_setting(name [, missing_ok])``: only a literal name from the reviewed settings."""
         if name is None or name.lower() not in SAFE_SETTINGS or extra_arguments:
             shown = "a computed name" if name is None else repr(name)
-            raise Refused("denied_setting", f"current_setting() may read only these settings, named by a literal: "
-                                            f"{', '.join(sorted(SAFE_SETTINGS))}; it was given {shown} (server paths "
-                                            "and configuration stay private)", offending=name)
+            raise Refused(
+                "denied_setting",
+                f"current_setting() may read only these settings, named by a literal: "
+                f"{', '.join(sorted(SAFE_SETTINGS))}; it was given {shown} (server paths "
+                "and configuration stay private)",
+                offending=name,
+            )
 
     def field(self, name: str, folded: str, on_expression: bool, shown: str) -> None:
         """A field selection ``q.name`` or ``(expr).name``. PostgreSQL runs it as ``name(q)`` when ``q`` has no
@@ -70,29 +88,45 @@ class Rules:
         n = name.lower()
         why = denied_reason(n)
         if why:
-            raise Refused("denied_function", f"{shown} would call function {n}() (PostgreSQL runs x.f as f(x) when "
-                                             f"there is no column f), which is not allowed: {why}; select a column "
-                                             "instead", offending=n)
+            raise Refused(
+                "denied_function",
+                f"{shown} would call function {n}() (PostgreSQL runs x.f as f(x) when "
+                f"there is no column f), which is not allowed: {why}; select a column "
+                "instead",
+                offending=n,
+            )
         if n in ARGUMENT_CHECKED:
             raise self._attribute_call(n, shown, f"{n}() is allowed only as a direct call with a literal argument")
         if folded in self.reviewed:
             return
         if self.catalog is not None:
             if folded in self.catalog.functions and folded not in self.catalog.columns:
-                raise self._attribute_call(n, shown, f"no relation on this server has a column {n}, and {n}() is "
-                                                     "not on the reviewed list")
+                raise self._attribute_call(
+                    n, shown, f"no relation on this server has a column {n}, and {n}() is not on the reviewed list"
+                )
         elif on_expression and n in known_function_names():
-            raise self._attribute_call(n, shown, f"{n}() is not on the reviewed list, and without the server's "
-                                                 "catalog the guard cannot tell the field from the call")
+            raise self._attribute_call(
+                n,
+                shown,
+                f"{n}() is not on the reviewed list, and without the server's "
+                "catalog the guard cannot tell the field from the call",
+            )
 
     def _attribute_call(self, name: str, shown: str, why: str) -> Refused:
-        return Refused("attribute_call", f"{shown} may call function {name}() on the value before the dot "
-                                         f"(PostgreSQL's attribute notation: x.f runs f(x)); {why}; select a real "
-                                         f"column, or {_USE_STANDARD}", offending=name)
+        return Refused(
+            "attribute_call",
+            f"{shown} may call function {name}() on the value before the dot "
+            f"(PostgreSQL's attribute notation: x.f runs f(x)); {why}; select a real "
+            f"column, or {_USE_STANDARD}",
+            offending=name,
+        )
 
     def relation(self, schema: str | None, name: str) -> None:
         why = denied_relation(schema, name)
         if why:
             n = name.lower()
-            raise Refused("denied_relation", f"reading {n} is not allowed: {why}; query the application's tables "
-                                             "instead", offending=n)
+            raise Refused(
+                "denied_relation",
+                f"reading {n} is not allowed: {why}; query the application's tables instead",
+                offending=n,
+            )

@@ -9,8 +9,15 @@ from actsagent.guard.models import GuardRejection, Policy
 
 
 def rejection_error(rej: GuardRejection) -> DbError:
-    return DbError(sql=rej.original, engine="guard", error_class=ErrorClass.GUARD_REJECTED, message=rej.reason,
-                   code=rej.rule, identifier=rej.offending, position=rej.position)
+    return DbError(
+        sql=rej.original,
+        engine="guard",
+        error_class=ErrorClass.GUARD_REJECTED,
+        message=rej.reason,
+        code=rej.rule,
+        identifier=rej.offending,
+        position=rej.position,
+    )
 
 
 def run_guarded(db: Database, sql: str, policy: Policy | None = None) -> ExecResult:

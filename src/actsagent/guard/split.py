@@ -23,20 +23,38 @@ def split_statements(sql: str, dialect: str) -> list[str]:
     for tok in tokens:
         if tok.token_type == TokenType.SEMICOLON:
             if start is not None:
-                out.append(sql[start:end + 1].strip())
+                out.append(sql[start : end + 1].strip())
             start = None
             continue
         if start is None:
             start = tok.start
         end = tok.end
     if start is not None:
-        out.append(sql[start:end + 1].strip())
+        out.append(sql[start : end + 1].strip())
     return [s for s in out if s]
 
 
 # first keywords of statements that change the database or its settings rather than read it
-WRITE_KEYWORDS = frozenset({"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT", "REVOKE",
-                            "MERGE", "COPY", "VACUUM", "ATTACH", "DETACH", "PRAGMA", "REPLACE"})
+WRITE_KEYWORDS = frozenset(
+    {
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "TRUNCATE",
+        "GRANT",
+        "REVOKE",
+        "MERGE",
+        "COPY",
+        "VACUUM",
+        "ATTACH",
+        "DETACH",
+        "PRAGMA",
+        "REPLACE",
+    }
+)
 
 
 def first_keyword(sql: str, dialect: str) -> str:

@@ -24,12 +24,20 @@ from actsagent.tools import TOOLS, ToolInputError
 _GUARD_NOTE = " Read-only: every statement passes actsagent's SQL guard; forbidden ones return a typed error."
 # name -> (the agent's tool, description)
 EXPOSED: dict[str, tuple[str, str]] = {
-    "sql_query": ("run_sql", "Run a read-only SQL query (or a list of them) and see rows or the typed error."
-                  + _GUARD_NOTE),
-    "inspect_columns": ("inspect_columns", "Profile table.column values: samples, most frequent values, null share, "
-                        "min/max and value formats, so predicates match the stored data." + _GUARD_NOTE),
-    "refine_sql": ("safeql_refine", "Repair a failing or empty query without an LLM: a search over small edits "
-                   "(unknown names, joins, literal values) until it runs." + _GUARD_NOTE),
+    "sql_query": (
+        "run_sql",
+        "Run a read-only SQL query (or a list of them) and see rows or the typed error." + _GUARD_NOTE,
+    ),
+    "inspect_columns": (
+        "inspect_columns",
+        "Profile table.column values: samples, most frequent values, null share, "
+        "min/max and value formats, so predicates match the stored data." + _GUARD_NOTE,
+    ),
+    "refine_sql": (
+        "safeql_refine",
+        "Repair a failing or empty query without an LLM: a search over small edits "
+        "(unknown names, joins, literal values) until it runs." + _GUARD_NOTE,
+    ),
 }
 
 
@@ -59,8 +67,10 @@ class SchemaTool(BaseTool):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     name: str = "list_schema"
-    description: str = ("List the database schema: tables, columns with types, keys and sample values. "
-                        "Pass table names to list only those.")
+    description: str = (
+        "List the database schema: tables, columns with types, keys and sample values. "
+        "Pass table names to list only those."
+    )
     args_schema: type = SchemaRequest
     workspace: Workspace = Field(exclude=True)
     response_format: str = "content_and_artifact"
@@ -89,6 +99,10 @@ class ActsagentToolkit(BaseToolkit):
 
 def actsagent_tools(db: Database, *, max_rows: int = 50) -> list[BaseTool]:
     ws = Workspace(db=db, max_rows=max_rows)
-    return [SchemaTool(workspace=ws), *(
-        ActsagentTool(name=name, description=desc, args_schema=TOOLS[tool].input_model, tool=tool, workspace=ws)
-        for name, (tool, desc) in EXPOSED.items())]
+    return [
+        SchemaTool(workspace=ws),
+        *(
+            ActsagentTool(name=name, description=desc, args_schema=TOOLS[tool].input_model, tool=tool, workspace=ws)
+            for name, (tool, desc) in EXPOSED.items()
+        ),
+    ]

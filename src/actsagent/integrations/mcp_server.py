@@ -43,10 +43,12 @@ from actsagent.tools import (
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _PROGRESS_EVENTS = {"plan", "node_start", "node_end", "candidate", "clarify"}
-_INSTRUCTIONS = ("Read-only access to one database through actsagent's SQL guard. Read the schema first "
-                 "(list_schema or the actsagent://schema resource); run_sql returns rows or a typed error; "
-                 "refine_sql and repair_sql fix failing queries. A paused repair_sql/ask result asks a question: "
-                 "call the same tool again with its thread_id and your answer.")
+_INSTRUCTIONS = (
+    "Read-only access to one database through actsagent's SQL guard. Read the schema first "
+    "(list_schema or the actsagent://schema resource); run_sql returns rows or a typed error; "
+    "refine_sql and repair_sql fix failing queries. A paused repair_sql/ask result asks a question: "
+    "call the same tool again with its thread_id and your answer."
+)
 
 
 class AgentReport(BaseModel):
@@ -68,13 +70,23 @@ class AgentReport(BaseModel):
     def of(cls, run: AgentRun, tool: str) -> AgentReport:
         step = None
         if run.status == "paused" and run.pending_clarification is not None:
-            step = (f"call {tool} again with thread_id={run.thread_id!r} and answer= one option's number or your "
-                    f"own words")
+            step = (
+                f"call {tool} again with thread_id={run.thread_id!r} and answer= one option's number or your own words"
+            )
         verdict = run.verdict.get("summary") if run.verdict else None
-        return cls(status=run.status, final_sql=run.final_sql, result=run.result, verdict=verdict,
-                   clarification=run.pending_clarification, thread_id=run.thread_id, next_step=step,
-                   plan_tree=run.tree.render_text(), notes=run.notes, llm_calls=run.usage.llm_calls,
-                   tokens=run.usage.prompt_tokens + run.usage.completion_tokens)
+        return cls(
+            status=run.status,
+            final_sql=run.final_sql,
+            result=run.result,
+            verdict=verdict,
+            clarification=run.pending_clarification,
+            thread_id=run.thread_id,
+            next_step=step,
+            plan_tree=run.tree.render_text(),
+            notes=run.notes,
+            llm_calls=run.usage.llm_calls,
+            tokens=run.usage.prompt_tokens + run.usage.completion_tokens,
+        )
 
     def text(self) -> str:
         if self.status == "paused" and self.clarification is not None:
@@ -123,43 +135,80 @@ def build_server(db: Database, *, model: Any = None, max_rows: int = 50, max_nod
         return _tool_call(lambda: ws.call("safeql_refine", SafeqlRefineInput(sql=sql)))
 
     @server.tool(annotations=READ_ONLY)
-    async def repair_sql(intent: str = "", sql: str | None = None, thread_id: str | None = None,
-                         answer: str | None = None, ctx: Context | None = None
-                         ) -> Annotated[CallToolResult, AgentReport]:
+    async def repair_sql(
+        intent: str = "",
+        sql: str | None = None,
+        thread_id: str | None = None,
+        answer: str | None = None,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, AgentReport]:
         """Correct ``sql`` so it does what ``intent`` says, with the plan-tree agent (progress is reported as the
         tree grows). A ``paused`` result asks a question: call again with its ``thread_id`` and ``answer`` (the
         intent and SQL are then not needed)."""
         from actsagent import agent
 
         if answer is not None:
-            return await _agent_call(ctx, "repair_sql", lambda ev: agent.resume(
-                _need(thread_id), answer, ws.db, model=ws.model, on_event=ev))
-        return await _agent_call(ctx, "repair_sql", lambda ev: agent.repair(
-            intent, sql, ws.db, model=ws.model, interactive=True, thread_id=thread_id, on_event=ev,
-            budget=_budget(max_nodes)))
+            return await _agent_call(
+                ctx, "repair_sql", lambda ev: agent.resume(_need(thread_id), answer, ws.db, model=ws.model, on_event=ev)
+            )
+        return await _agent_call(
+            ctx,
+            "repair_sql",
+            lambda ev: agent.repair(
+                intent,
+                sql,
+                ws.db,
+                model=ws.model,
+                interactive=True,
+                thread_id=thread_id,
+                on_event=ev,
+                budget=_budget(max_nodes),
+            ),
+        )
 
     if model is not None:
+
         @server.tool(annotations=READ_ONLY)
-        async def ask(question: str = "", thread_id: str | None = None, answer: str | None = None,
-                      ctx: Context | None = None) -> Annotated[CallToolResult, AgentReport]:
+        async def ask(
+            question: str = "", thread_id: str | None = None, answer: str | None = None, ctx: Context | None = None
+        ) -> Annotated[CallToolResult, AgentReport]:
             """Write SQL for a question about the data and check it with the plan-tree agent. A ``paused``
             result asks a question: call again with its ``thread_id`` and ``answer``."""
             from actsagent import agent
 
             if answer is not None:
-                return await _agent_call(ctx, "ask", lambda ev: agent.resume(
-                    _need(thread_id), answer, ws.db, model=ws.model, on_event=ev))
-            return await _agent_call(ctx, "ask", lambda ev: agent.ask(
-                question, ws.db, model=ws.model, interactive=True, thread_id=thread_id, on_event=ev,
-                budget=_budget(max_nodes)))
+                return await _agent_call(
+                    ctx, "ask", lambda ev: agent.resume(_need(thread_id), answer, ws.db, model=ws.model, on_event=ev)
+                )
+            return await _agent_call(
+                ctx,
+                "ask",
+                lambda ev: agent.ask(
+                    question,
+                    ws.db,
+                    model=ws.model,
+                    interactive=True,
+                    thread_id=thread_id,
+                    on_event=ev,
+                    budget=_budget(max_nodes),
+                ),
+            )
 
-    @server.resource("actsagent://schema", name="schema", mime_type="text/plain",
-                     description="The database schema as the agent's prompts show it")
+    @server.resource(
+        "actsagent://schema",
+        name="schema",
+        mime_type="text/plain",
+        description="The database schema as the agent's prompts show it",
+    )
     def schema_resource() -> str:
         return ws.render_schema()
 
-    @server.resource("actsagent://tables/{table}/sample", name="table_sample", mime_type="application/json",
-                     description="The first rows of a table, read through the guard")
+    @server.resource(
+        "actsagent://tables/{table}/sample",
+        name="table_sample",
+        mime_type="application/json",
+        description="The first rows of a table, read through the guard",
+    )
     def table_sample(table: str) -> str:
         try:
             res = ws.sample(table)
@@ -190,8 +239,11 @@ class TokenGate:
         if scope["type"] == "http" and not self._authorised(scope):
             from starlette.responses import JSONResponse
 
-            response = JSONResponse({"error": "this MCP server needs its access token (Authorization: Bearer ...)"},
-                                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
+            response = JSONResponse(
+                {"error": "this MCP server needs its access token (Authorization: Bearer ...)"},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -215,13 +267,17 @@ def _tool_call(fn: Callable[[], Any]) -> Any:
     except ToolInputError as e:
         raise ToolError(str(e)) from e
     except ValidationError as e:
-        raise ToolError("; ".join(f"{'.'.join(map(str, x['loc'])) or 'input'}: {x['msg']}"
-                                  for x in e.errors(include_url=False))) from e
+        raise ToolError(
+            "; ".join(f"{'.'.join(map(str, x['loc'])) or 'input'}: {x['msg']}" for x in e.errors(include_url=False))
+        ) from e
 
 
 def _structured(out: BaseModel, text: str, *, error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)],
-                          structured_content=json.loads(out.model_dump_json()), is_error=error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=json.loads(out.model_dump_json()),
+        is_error=error,
+    )
 
 
 def _need(thread_id: str | None) -> str:
@@ -236,8 +292,9 @@ def _budget(max_nodes: int) -> Any:
     return Budget(max_nodes=max_nodes)
 
 
-async def _agent_call(ctx: Context | None, tool: str,
-                      call: Callable[[Callable[[AgentEvent], None]], AgentRun]) -> CallToolResult:
+async def _agent_call(
+    ctx: Context | None, tool: str, call: Callable[[Callable[[AgentEvent], None]], AgentRun]
+) -> CallToolResult:
     """Run the agent in a worker thread; each plan/node event becomes a progress notification."""
     steps = 0
 

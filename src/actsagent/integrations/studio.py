@@ -34,8 +34,9 @@ class RepairInput(TypedDict, total=False):
     mode: str  # "tree" (default) or "linear"
 
 
-def build_graph(db: Database, model: Any = None, *, interactive: bool = True, budget: Budget | None = None,
-                checkpointer: Any = None) -> Any:
+def build_graph(
+    db: Database, model: Any = None, *, interactive: bool = True, budget: Budget | None = None, checkpointer: Any = None
+) -> Any:
     """The servable repair graph over ``db``; ``model`` as ``repair`` takes it (None: the configured one)."""
     from actsagent.llm import get_chat_model
     from actsagent.llm.langchain_model import as_chat_model

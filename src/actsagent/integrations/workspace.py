@@ -35,8 +35,9 @@ class Workspace:
     def context(self) -> ToolContext:
         from actsagent.guard import Policy
 
-        return ToolContext(db=self.db, policy=Policy.strict(max_rows=self.max_rows), model=self.model,
-                           max_rows=self.max_rows)
+        return ToolContext(
+            db=self.db, policy=Policy.strict(max_rows=self.max_rows), model=self.model, max_rows=self.max_rows
+        )
 
     def call(self, tool: str, inp: BaseModel) -> BaseModel:
         """Run one of the agent's tools (``actsagent.tools.TOOLS``) under the strict guard."""
@@ -49,8 +50,9 @@ class Workspace:
             return info
         missing = [t for t in tables if info.table(t) is None]
         if missing:
-            raise ToolInputError(f"unknown table(s): {', '.join(missing)}; known: "
-                                 f"{', '.join(t.name for t in info.tables)}")
+            raise ToolInputError(
+                f"unknown table(s): {', '.join(missing)}; known: {', '.join(t.name for t in info.tables)}"
+            )
         keep = {info.table(t).name for t in tables}  # type: ignore[union-attr]
         return info.model_copy(update={"tables": [t for t in info.tables if t.name in keep]})
 

@@ -27,16 +27,40 @@ from actsagent.kb.retrieve import DEFAULT_BUDGET, Retriever, SchemaContext
 from actsagent.kb.store import KbStore, dumps, open_store
 from actsagent.safeql.embeddings import Embedder, shared_embedder
 
-__all__ = ["DEFAULT_BUDGET", "Glossary", "KnowledgeBase", "Provenance", "Retriever", "SchemaContext",
-           "VerifiedExample", "add_example", "add_verified_run", "build", "context_for", "dumps", "edit_description",
-           "load", "load_glossary", "retract_example", "retriever", "undo"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "Glossary",
+    "KnowledgeBase",
+    "Provenance",
+    "Retriever",
+    "SchemaContext",
+    "VerifiedExample",
+    "add_example",
+    "add_verified_run",
+    "build",
+    "context_for",
+    "dumps",
+    "edit_description",
+    "load",
+    "load_glossary",
+    "retract_example",
+    "retriever",
+    "undo",
+]
 
 _RETRIEVERS: dict[tuple[str, str], tuple[str, Retriever]] = {}
 _LOCK = threading.Lock()
 
 
-def build(db: Database, *, glossary: Glossary | str | Path | None = None, model: Any = None,
-          path: Path | None = None, replace: bool = False, embedder: Embedder | None = None) -> KnowledgeBase:
+def build(
+    db: Database,
+    *,
+    glossary: Glossary | str | Path | None = None,
+    model: Any = None,
+    path: Path | None = None,
+    replace: bool = False,
+    embedder: Embedder | None = None,
+) -> KnowledgeBase:
     """Build (or rebuild) and store the knowledge base of ``db``; a rebuild keeps manual, glossary and
     LLM descriptions, examples and history unless ``replace``."""
     if isinstance(glossary, str | Path):
@@ -62,8 +86,14 @@ def _forget(db: Database, path: Path | None) -> None:
         _RETRIEVERS.pop(_key(db, path), None)
 
 
-def retriever(db: Database, *, path: Path | None = None, model: Any = None, build_missing: bool = True,
-              embedder: Embedder | None = None) -> Retriever:
+def retriever(
+    db: Database,
+    *,
+    path: Path | None = None,
+    model: Any = None,
+    build_missing: bool = True,
+    embedder: Embedder | None = None,
+) -> Retriever:
     """The retriever of ``db``'s knowledge base (built on first use unless ``build_missing`` is off);
     cached per database for the process, rebuilt when the catalog changed."""
     emb = embedder or shared_embedder()
@@ -87,8 +117,16 @@ def retriever(db: Database, *, path: Path | None = None, model: Any = None, buil
     return r
 
 
-def context_for(question: str, db: Database, budget_chars: int = DEFAULT_BUDGET, *, evidence: str = "",
-                model: Any = None, path: Path | None = None, sql: str | list[str] | None = None) -> SchemaContext:
+def context_for(
+    question: str,
+    db: Database,
+    budget_chars: int = DEFAULT_BUDGET,
+    *,
+    evidence: str = "",
+    model: Any = None,
+    path: Path | None = None,
+    sql: str | list[str] | None = None,
+) -> SchemaContext:
     """The schema context for ``question`` within ``budget_chars`` characters (the knowledge base is
     built on first use); the tables ``sql`` names are always in it. ``ctx.prompt_vars()`` fills the
     ``_schema.md`` partial like ``tools._schema_context.schema_view`` does."""
@@ -99,11 +137,13 @@ def context_for(question: str, db: Database, budget_chars: int = DEFAULT_BUDGET,
     from actsagent.tools._schema_context import sql_tables
 
     named = sql_tables(sql, db.dialect) if sql else set()
-    return retriever(db, path=path, model=model).retrieve(question, budget_chars=budget_chars, evidence=evidence,
-                                                          tables=named)
+    return retriever(db, path=path, model=model).retrieve(
+        question, budget_chars=budget_chars, evidence=evidence, tables=named
+    )
 
 
 # ----- enrichment from verified answers -------------------------------------------------------------
+
 
 def _mutate(db: Database, path: Path | None, embedder: Embedder | None, change) -> Any:
     store: KbStore = open_store(db, path=path)
@@ -116,8 +156,15 @@ def _mutate(db: Database, path: Path | None, embedder: Embedder | None, change) 
     return out
 
 
-def add_example(db: Database, question: str, sql: str, provenance: Provenance, *, path: Path | None = None,
-                embedder: Embedder | None = None) -> VerifiedExample:
+def add_example(
+    db: Database,
+    question: str,
+    sql: str,
+    provenance: Provenance,
+    *,
+    path: Path | None = None,
+    embedder: Embedder | None = None,
+) -> VerifiedExample:
     """Record a verified (question, SQL): the SQL must pass the strict guard, run, and name catalog
     tables; the provenance says who verified it. Its tables and columns then rank higher for
     similar questions."""
@@ -142,11 +189,18 @@ def add_example(db: Database, question: str, sql: str, provenance: Provenance, *
     if not refs.tables:
         raise UserError("not added: the SQL reads no table of the database")
     info = db.schema()
-    ex = VerifiedExample(id=hashlib.sha1(f"{question}\n{sql}".encode()).hexdigest()[:12], question=question, sql=sql,
-                         tables=sorted(info.table(t).name for t in refs.tables),  # type: ignore[union-attr]
-                         columns=sorted(f"{info.table(t).name}.{info.table(t).column(c).name}"  # type: ignore[union-attr]
-                                        for t, c in refs.columns),
-                         provenance=provenance, row_count=res.row_count)
+    ex = VerifiedExample(
+        id=hashlib.sha1(f"{question}\n{sql}".encode()).hexdigest()[:12],
+        question=question,
+        sql=sql,
+        tables=sorted(info.table(t).name for t in refs.tables),  # type: ignore[union-attr]
+        columns=sorted(
+            f"{info.table(t).name}.{info.table(t).column(c).name}"  # type: ignore[union-attr]
+            for t, c in refs.columns
+        ),
+        provenance=provenance,
+        row_count=res.row_count,
+    )
 
     def change(kb: KnowledgeBase) -> VerifiedExample:
         if any(e.id == ex.id and e.status == "active" for e in kb.examples):
@@ -158,35 +212,52 @@ def add_example(db: Database, question: str, sql: str, provenance: Provenance, *
     return _mutate(db, path, embedder, change)
 
 
-def add_verified_run(db: Database, run: Any, *, verified_by: str, path: Path | None = None,
-                     embedder: Embedder | None = None) -> VerifiedExample:
+def add_verified_run(
+    db: Database, run: Any, *, verified_by: str, path: Path | None = None, embedder: Embedder | None = None
+) -> VerifiedExample:
     """Record an agent run as an example only when it was solved and its verdict passed."""
     verdict = run.verdict or {}
     if run.status != "solved" or not verdict.get("passed") or not run.final_sql:
-        raise UserError(f"run {run.thread_id} is not a verified answer (status {run.status}, "
-                        f"verdict {'passed' if verdict.get('passed') else 'not passed'})")
-    return add_example(db, run.intent, run.final_sql, Provenance(source="agent", verified_by=verified_by,
-                                                                  reference=run.thread_id or ""), path=path,
-                       embedder=embedder)
+        raise UserError(
+            f"run {run.thread_id} is not a verified answer (status {run.status}, "
+            f"verdict {'passed' if verdict.get('passed') else 'not passed'})"
+        )
+    return add_example(
+        db,
+        run.intent,
+        run.final_sql,
+        Provenance(source="agent", verified_by=verified_by, reference=run.thread_id or ""),
+        path=path,
+        embedder=embedder,
+    )
 
 
-def retract_example(db: Database, example_id: str, *, reason: str, by: str, path: Path | None = None,
-                    embedder: Embedder | None = None) -> VerifiedExample:
+def retract_example(
+    db: Database, example_id: str, *, reason: str, by: str, path: Path | None = None, embedder: Embedder | None = None
+) -> VerifiedExample:
     """Take a verified example back (kept, marked retracted, so the audit trail stays)."""
+
     def change(kb: KnowledgeBase) -> VerifiedExample:
         ex = next((e for e in kb.examples if e.id == example_id), None)
         if ex is None or ex.status != "active":
             raise UserError(f"no active example {example_id!r}")
         ex.status, ex.retracted_reason = "retracted", reason
-        kb.history.append(Change(kind="example_retract", target=example_id, before="active", after="retracted",
-                                 by=by))
+        kb.history.append(Change(kind="example_retract", target=example_id, before="active", after="retracted", by=by))
         return ex
 
     return _mutate(db, path, embedder, change)
 
 
-def edit_description(db: Database, table: str, column: str | None, text: str, *, by: str,
-                     path: Path | None = None, embedder: Embedder | None = None) -> Change:
+def edit_description(
+    db: Database,
+    table: str,
+    column: str | None,
+    text: str,
+    *,
+    by: str,
+    path: Path | None = None,
+    embedder: Embedder | None = None,
+) -> Change:
     """Set a description by hand (source "manual": rebuilds keep it)."""
     text = " ".join((text or "").split())
     if not text or len(text) > 1000:
@@ -201,8 +272,14 @@ def edit_description(db: Database, table: str, column: str | None, text: str, *,
             target = t.column(column)
             if target is None:
                 raise UserError(f"no column {column!r} in table {t.name}")
-        ch = Change(kind="edit", target=t.name + (f".{target.name}" if column else ""), before=target.description,
-                    before_source=target.source, after=text, by=by)
+        ch = Change(
+            kind="edit",
+            target=t.name + (f".{target.name}" if column else ""),
+            before=target.description,
+            before_source=target.source,
+            after=text,
+            by=by,
+        )
         target.description, target.source = text, "manual"
         kb.history.append(ch)
         return ch
@@ -212,6 +289,7 @@ def edit_description(db: Database, table: str, column: str | None, text: str, *,
 
 def undo(db: Database, *, path: Path | None = None, embedder: Embedder | None = None) -> Change:
     """Reverse the latest change not undone yet (an edit, an added or a retracted example)."""
+
     def change(kb: KnowledgeBase) -> Change:
         ch = next((c for c in reversed(kb.history) if not c.undone), None)
         if ch is None:
@@ -230,10 +308,9 @@ def undo(db: Database, *, path: Path | None = None, embedder: Embedder | None = 
             elif ex is not None:
                 ex.status, ex.retracted_reason = "active", ""
         ch.undone = True
-        kb.history.append(Change(kind=ch.kind, target=ch.target, before=ch.after, after=ch.before,
-                                 by=f"undo of {ch.at}", undone=True))
+        kb.history.append(
+            Change(kind=ch.kind, target=ch.target, before=ch.after, after=ch.before, by=f"undo of {ch.at}", undone=True)
+        )
         return ch
 
     return _mutate(db, path, embedder, change)
-
-

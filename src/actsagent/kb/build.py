@@ -36,24 +36,41 @@ def fingerprint(info: SchemaInfo) -> str:
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
 
 
-def build_kb(db: Database, *, glossary: Glossary | None = None, model: Any = None,
-             previous: KnowledgeBase | None = None) -> KnowledgeBase:
+def build_kb(
+    db: Database, *, glossary: Glossary | None = None, model: Any = None, previous: KnowledgeBase | None = None
+) -> KnowledgeBase:
     """A knowledge base for ``db``; ``previous`` (an earlier build) keeps its trusted parts."""
     info = db.schema(refresh=True)
     glossary = glossary or Glossary()
-    kb = KnowledgeBase(database=db.name, dialect=db.dialect, fingerprint=fingerprint(info),
-                       glossary_terms={k.lower(): v for k, v in glossary.terms.items()})
+    kb = KnowledgeBase(
+        database=db.name,
+        dialect=db.dialect,
+        fingerprint=fingerprint(info),
+        glossary_terms={k.lower(): v for k, v in glossary.terms.items()},
+    )
     referenced_by: dict[str, list[str]] = {}
     for t in info.tables:
         for fk in t.foreign_keys:
             referenced_by.setdefault(fk.ref_table.lower().split(".")[-1], []).append(t.name)
     for t in info.tables:
-        entry = TableEntry(name=t.name, readable=readable(t.name), row_count=t.row_estimate,
-                           relationships=[Relationship(columns=fk.columns, ref_table=fk.ref_table.split(".")[-1],
-                                                       ref_columns=fk.ref_columns) for fk in t.foreign_keys])
+        entry = TableEntry(
+            name=t.name,
+            readable=readable(t.name),
+            row_count=t.row_estimate,
+            relationships=[
+                Relationship(columns=fk.columns, ref_table=fk.ref_table.split(".")[-1], ref_columns=fk.ref_columns)
+                for fk in t.foreign_keys
+            ],
+        )
         for c in t.columns:
-            col = ColumnEntry(name=c.name, type=c.type, readable=readable(c.name), primary_key=c.primary_key,
-                              references=c.references, samples=c.sample_values[:SAMPLES_SHOWN])
+            col = ColumnEntry(
+                name=c.name,
+                type=c.type,
+                readable=readable(c.name),
+                primary_key=c.primary_key,
+                references=c.references,
+                samples=c.sample_values[:SAMPLES_SHOWN],
+            )
             _values(db, t, c, col)
             col.description, col.source = _column_text(t, c, col, kb.glossary_terms), "template"
             if c.comment:
@@ -73,6 +90,7 @@ def build_kb(db: Database, *, glossary: Glossary | None = None, model: Any = Non
 
 # ----- facts from the data -----------------------------------------------------------------------
 
+
 def _is_numeric(c: ColumnInfo) -> bool:
     return any(h in c.type.lower() for h in NUMERIC_HINTS)
 
@@ -85,8 +103,11 @@ def _values(db: Database, t: TableInfo, c: ColumnInfo, col: ColumnEntry) -> None
         if res.ok and res.rows and res.rows[0][0] is not None:
             col.value_range = (str(res.rows[0][0])[:VALUE_MAX_LEN], str(res.rows[0][1])[:VALUE_MAX_LEN])
         return
-    res = db.execute(f"SELECT v, count(*) FROM {scan} WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v "
-                     f"LIMIT {VALUE_CAP}", max_rows=VALUE_CAP, timeout_s=20)
+    res = db.execute(
+        f"SELECT v, count(*) FROM {scan} WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT {VALUE_CAP}",
+        max_rows=VALUE_CAP,
+        timeout_s=20,
+    )
     if not res.ok:
         return
     vals = [str(v) for v, _ in res.rows if not isinstance(v, bytes | bytearray | memoryview)]
@@ -96,6 +117,7 @@ def _values(db: Database, t: TableInfo, c: ColumnInfo, col: ColumnEntry) -> None
 
 
 # ----- templates ------------------------------------------------------------------------------------
+
 
 def _expansions(name: str) -> str:
     """``cntry`` -> 'cntry: probably country': said only where a word was expanded."""
@@ -127,8 +149,9 @@ def _column_text(t: TableInfo, c: ColumnInfo, col: ColumnEntry, terms: dict[str,
     elif col.values:
         n = len(col.values)
         shown = ", ".join(repr(v) for v in col.values[:SAMPLES_SHOWN])
-        parts.append(f"{'about ' if n < VALUE_CAP else 'over '}{n} distinct values, e.g. {shown}" if n > 1
-                     else f"always {shown}")
+        parts.append(
+            f"{'about ' if n < VALUE_CAP else 'over '}{n} distinct values, e.g. {shown}" if n > 1 else f"always {shown}"
+        )
     if term := _terms(c.name, terms):
         parts.append(term)
     return "; ".join(parts)
@@ -179,6 +202,7 @@ def _keep_trusted(kb: KnowledgeBase, previous: KnowledgeBase) -> None:
 
 # ----- with an LLM --------------------------------------------------------------------------------
 
+
 class TableDescriptions(BaseModel):
     """What the ``kb_describe`` prompt returns for one table."""
 
@@ -196,10 +220,15 @@ def describe_with_llm(kb: KnowledgeBase, db: Database, model: Any) -> None:
 
     names = {t.name for t in kb.tables}
     for t in kb.tables:
-        messages = render("kb_describe", dialect=db.dialect, database=kb.database, table=t.name,
-                          table_facts=t.description, related=", ".join(sorted(
-                              {r.ref_table for r in t.relationships} & names)) or "none",
-                          columns=[{"name": c.name, "type": c.type, "facts": c.description} for c in t.columns])
+        messages = render(
+            "kb_describe",
+            dialect=db.dialect,
+            database=kb.database,
+            table=t.name,
+            table_facts=t.description,
+            related=", ".join(sorted({r.ref_table for r in t.relationships} & names)) or "none",
+            columns=[{"name": c.name, "type": c.type, "facts": c.description} for c in t.columns],
+        )
         try:
             resp = model.complete(messages, role="tools", response_model=TableDescriptions)
         except StructuredOutputError as e:
@@ -212,9 +241,9 @@ def describe_with_llm(kb: KnowledgeBase, db: Database, model: Any) -> None:
             c = t.column(name)
             if c is not None and text.strip() and SOURCE_RANK[c.source] <= SOURCE_RANK["llm"]:
                 c.description, c.source = _clip(text), "llm"
-    kb.described_by = f"llm:{getattr(model, 'config', None) and model.config.model_for('tools') or 'model'}"
+    kb.described_by = f"llm:{(getattr(model, 'config', None) and model.config.model_for('tools')) or 'model'}"
 
 
 def _clip(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= DESCRIPTION_MAX else text[:DESCRIPTION_MAX - 3] + "..."
+    return text if len(text) <= DESCRIPTION_MAX else text[: DESCRIPTION_MAX - 3] + "..."

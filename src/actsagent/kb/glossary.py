@@ -54,14 +54,17 @@ def load_glossary(path: str | Path) -> Glossary:
     try:
         data = tomllib.loads(text) if p.suffix.lower() == ".toml" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise UserError(f"glossary {p.name}: not valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'}: "
-                        f"{str(e).splitlines()[0]}") from e
+        raise UserError(
+            f"glossary {p.name}: not valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'}: "
+            f"{str(e).splitlines()[0]}"
+        ) from e
     if not isinstance(data, dict):
         raise UserError(f"glossary {p.name}: expected an object with terms, tables and columns")
     unknown = set(data) - {"terms", "tables", "columns"}
     if unknown:
-        raise UserError(f"glossary {p.name}: unknown section(s) {', '.join(sorted(unknown))} "
-                        f"(use terms, tables, columns)")
+        raise UserError(
+            f"glossary {p.name}: unknown section(s) {', '.join(sorted(unknown))} (use terms, tables, columns)"
+        )
     try:
         return Glossary.model_validate(data)
     except ValidationError as e:

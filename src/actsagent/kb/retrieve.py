@@ -32,10 +32,87 @@ from actsagent.safeql.embeddings import Embedder
 
 DEFAULT_BUDGET = 2200  # characters: what the pruned schema listing of the agent's prompts spends (see bench_retrieval)
 DESC_CHARS = 140
-STOP = frozenset("""a an the of in on at to for from by with and or not no is are was were be been do does did
-what which who whom whose when where why how many much list show give find tell return display all each every any
-some that this these those their there than then have has had its it as per me my our we you your i please also
-number count total name names""".split())
+STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "not",
+        "no",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "many",
+        "much",
+        "list",
+        "show",
+        "give",
+        "find",
+        "tell",
+        "return",
+        "display",
+        "all",
+        "each",
+        "every",
+        "any",
+        "some",
+        "that",
+        "this",
+        "these",
+        "those",
+        "their",
+        "there",
+        "than",
+        "then",
+        "have",
+        "has",
+        "had",
+        "its",
+        "it",
+        "as",
+        "per",
+        "me",
+        "my",
+        "our",
+        "we",
+        "you",
+        "your",
+        "i",
+        "please",
+        "also",
+        "number",
+        "count",
+        "total",
+        "name",
+        "names",
+    ]
+)
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -61,7 +138,7 @@ def content_tokens(text: str) -> set[str]:
 
 def _ngrams(text: str, n: int = 6) -> set[str]:
     toks = _norm(text).split()
-    return {" ".join(toks[i:i + k]) for k in range(1, n + 1) for i in range(len(toks) - k + 1)}
+    return {" ".join(toks[i : i + k]) for k in range(1, n + 1) for i in range(len(toks) - k + 1)}
 
 
 class SchemaContext(BaseModel):
@@ -141,8 +218,14 @@ class Retriever:
                     self._neighbours[ref.name].add(t.name)
 
     # ----- the loop -------------------------------------------------------------------------------
-    def retrieve(self, question: str, *, budget_chars: int = DEFAULT_BUDGET, evidence: str = "",
-                 tables: list[str] | set[str] | None = None) -> SchemaContext:
+    def retrieve(
+        self,
+        question: str,
+        *,
+        budget_chars: int = DEFAULT_BUDGET,
+        evidence: str = "",
+        tables: list[str] | set[str] | None = None,
+    ) -> SchemaContext:
         """The context for ``question``; ``tables`` (e.g. those a draft SQL names) are always chosen."""
         base = f"{question} {evidence}".strip()
         forced = [t.name for t in self.kb.tables if t.name.lower() in {x.lower() for x in tables or ()}]
@@ -175,11 +258,17 @@ class Retriever:
             from actsagent.prompts import render
 
             preview = self._render(sc, budget).text
-            messages = render("kb_reformulate", dialect=self.kb.dialect, question=base,
-                              unmatched=", ".join(sc.unmatched) or "none", context=preview)
+            messages = render(
+                "kb_reformulate",
+                dialect=self.kb.dialect,
+                question=base,
+                unmatched=", ".join(sc.unmatched) or "none",
+                context=preview,
+            )
             try:
-                out: ReformulatedQuestion = self.model.complete(messages, role="tools",
-                                                                response_model=ReformulatedQuestion).parsed
+                out: ReformulatedQuestion = self.model.complete(
+                    messages, role="tools", response_model=ReformulatedQuestion
+                ).parsed
                 return f"{base} {out.question} {' '.join(out.missing)}".strip()
             except StructuredOutputError:
                 pass  # the LLM-free expansion below still helps
@@ -223,18 +312,32 @@ class Retriever:
             lex = len(tw & qtoks) / len(tw) if tw else 0.0
             best_col = max((col_lex[(t.name, c.name)] for c in t.columns), default=0.0)
             has_value = any((t.name, c.name) in value_hits for c in t.columns)
-            table_score[t.name] = (max(tsim.get(t.name, 0.0), 0.0) + 0.7 * lex + 0.4 * best_col
-                                   + 0.6 * has_value + boost_t.get(t.name.lower(), 0.0))
+            table_score[t.name] = (
+                max(tsim.get(t.name, 0.0), 0.0)
+                + 0.7 * lex
+                + 0.4 * best_col
+                + 0.6 * has_value
+                + boost_t.get(t.name.lower(), 0.0)
+            )
         ranked = sorted(table_score, key=lambda n: -table_score[n])
         selected = list(forced) + [n for n in ranked[:k] if n not in forced]
-        selected += [n for n in ranked[k:] if any((n, c.name) in value_hits for c in self.kb.table(n).columns)
-                     or table_score[n] >= 1.0]  # type: ignore[union-attr]
+        selected += [
+            n
+            for n in ranked[k:]
+            if any((n, c.name) in value_hits for c in self.kb.table(n).columns) or table_score[n] >= 1.0
+        ]  # type: ignore[union-attr]
         selected = self._connect(selected)
         csim = self.index.column_scores(qvec, list(table_score))
-        columns = {key: max(csim.get(key, 0.0), 0.0) + 0.8 * col_lex[key] + 0.8 * (key in value_hits)
-                   + boost_c.get(f"{key[0]}.{key[1]}".lower(), 0.0) for key in col_lex}
-        relevance = float(np.mean([min(max(tsim.get(n, 0.0), 0.0) / 0.5, 1.0) for n in selected[:k]])) if selected \
-            else 0.0
+        columns = {
+            key: max(csim.get(key, 0.0), 0.0)
+            + 0.8 * col_lex[key]
+            + 0.8 * (key in value_hits)
+            + boost_c.get(f"{key[0]}.{key[1]}".lower(), 0.0)
+            for key in col_lex
+        }
+        relevance = (
+            float(np.mean([min(max(tsim.get(n, 0.0), 0.0) / 0.5, 1.0) for n in selected[:k]])) if selected else 0.0
+        )
         covered: set[str] = set()
         for n in selected:
             covered |= self._table_words[n] | content_tokens(self.kb.table(n).description)  # type: ignore[union-attr]
@@ -266,7 +369,7 @@ class Retriever:
         """Add the tables on the shortest foreign-key path between chosen tables (join bridges)."""
         out = list(dict.fromkeys(selected))
         for i, a in enumerate(list(out)):
-            for b in out[i + 1:]:
+            for b in out[i + 1 :]:
                 if b in self._neighbours.get(a, set()):
                     continue
                 path = self._path(a, b, limit=3)
@@ -310,14 +413,21 @@ class Retriever:
 
         def cols(n: str) -> list[ColumnEntry]:
             t = self.kb.table(n)
-            return sorted(t.columns, key=lambda c: -(sc.columns.get((n, c.name), 0.0)  # type: ignore[union-attr]
-                                                     + 0.5 * (c.primary_key or bool(c.references))))
+            return sorted(
+                t.columns,
+                key=lambda c: (
+                    -(
+                        sc.columns.get((n, c.name), 0.0)  # type: ignore[union-attr]
+                        + 0.5 * (c.primary_key or bool(c.references))
+                    )
+                ),
+            )
 
         for n in sc.selected:  # 1. the chosen tables with their best columns and keys
             top = cols(n)
             strong = [c for c in top if sc.columns.get((n, c.name), 0.0) >= 0.6 or c.primary_key or c.references]
             r.add_table(n)
-            for c in (strong + [c for c in top if c not in strong][:max(0, 3 - len(strong))]):
+            for c in strong + [c for c in top if c not in strong][: max(0, 3 - len(strong))]:
                 r.add_column(n, c)
         for n in sc.selected:  # 2. descriptions of what was shown, best first
             r.add_description(n, None)
@@ -480,4 +590,4 @@ def table_note(t: TableEntry) -> str:
 
 def _clip(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= DESC_CHARS else text[:DESC_CHARS - 3] + "..."
+    return text if len(text) <= DESC_CHARS else text[: DESC_CHARS - 3] + "..."

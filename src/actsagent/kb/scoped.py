@@ -31,8 +31,9 @@ def scoped_schema(info: SchemaInfo, ctx: SchemaContext, kb: KnowledgeBase) -> Sc
                 continue
             ce = entry.column(c.name) if entry is not None else None
             note = column_note(ce) if ce is not None else ""
-            cols.append(c.model_copy(update={"comment": note or c.comment, "sample_values": [] if note else
-                                             c.sample_values}))
+            cols.append(
+                c.model_copy(update={"comment": note or c.comment, "sample_values": [] if note else c.sample_values})
+            )
         note = table_note(entry) if entry is not None else ""
         tables.append(t.model_copy(update={"columns": cols, "comment": note or t.comment}))
     return info.model_copy(update={"tables": tables})
@@ -52,8 +53,9 @@ class KbScopedDatabase(Database):
         self.url = f"{inner.url}#kb-{key}"
         self._schema = scoped_schema(inner.schema(), ctx, kb)
 
-    def execute(self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None,
-                read_only: bool = True) -> ExecResult:
+    def execute(
+        self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None, read_only: bool = True
+    ) -> ExecResult:
         return self.inner.execute(sql, max_rows=max_rows, timeout_s=timeout_s, read_only=read_only)
 
     def schema(self, *, refresh: bool = False) -> SchemaInfo:

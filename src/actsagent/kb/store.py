@@ -40,6 +40,7 @@ def column_text(t: TableEntry, c: ColumnEntry) -> str:
 
 # ----- vector search ----------------------------------------------------------------------------------
 
+
 class KbIndex(ABC):
     """Cosine similarities of a question vector to tables, to the columns of given tables, to examples."""
 
@@ -97,24 +98,36 @@ class PgVectorIndex(KbIndex):
 
     def table_scores(self, qvec: np.ndarray) -> dict[str, float]:
         lit = _vec(qvec)
-        return {n: float(s) for n, s in self._rows(
-            f"SELECT name, 1 - (embedding <=> '{lit}'::vector) FROM {SCHEMA}.kb_tables "
-            f"ORDER BY embedding <=> '{lit}'::vector")}
+        return {
+            n: float(s)
+            for n, s in self._rows(
+                f"SELECT name, 1 - (embedding <=> '{lit}'::vector) FROM {SCHEMA}.kb_tables "
+                f"ORDER BY embedding <=> '{lit}'::vector"
+            )
+        }
 
     def column_scores(self, qvec: np.ndarray, tables: list[str]) -> dict[tuple[str, str], float]:
         if not tables:
             return {}
         lit = _vec(qvec)
         names = ",".join(_str(t) for t in tables)
-        return {(t, c): float(s) for t, c, s in self._rows(
-            f"SELECT table_name, column_name, 1 - (embedding <=> '{lit}'::vector) FROM {SCHEMA}.kb_columns "
-            f"WHERE table_name IN ({names}) ORDER BY embedding <=> '{lit}'::vector")}
+        return {
+            (t, c): float(s)
+            for t, c, s in self._rows(
+                f"SELECT table_name, column_name, 1 - (embedding <=> '{lit}'::vector) FROM {SCHEMA}.kb_columns "
+                f"WHERE table_name IN ({names}) ORDER BY embedding <=> '{lit}'::vector"
+            )
+        }
 
     def example_scores(self, qvec: np.ndarray) -> dict[str, float]:
         lit = _vec(qvec)
-        return {i: float(s) for i, s in self._rows(
-            f"SELECT id, 1 - (embedding <=> '{lit}'::vector) FROM {SCHEMA}.kb_examples WHERE status = 'active' "
-            f"ORDER BY embedding <=> '{lit}'::vector LIMIT 50")}
+        return {
+            i: float(s)
+            for i, s in self._rows(
+                f"SELECT id, 1 - (embedding <=> '{lit}'::vector) FROM {SCHEMA}.kb_examples WHERE status = 'active' "
+                f"ORDER BY embedding <=> '{lit}'::vector LIMIT 50"
+            )
+        }
 
 
 def _vec(v: np.ndarray) -> str:
@@ -126,6 +139,7 @@ def _str(s: str) -> str:
 
 
 # ----- persistence ------------------------------------------------------------------------------------
+
 
 class KbStore(ABC):
     backend: str
@@ -154,8 +168,10 @@ class FileStore(KbStore):
         try:
             return KnowledgeBase.model_validate_json(self.path.read_text(encoding="utf-8"))
         except ValueError as e:
-            raise UserError(f"knowledge base file {self.path} is damaged ({str(e).splitlines()[0]}); "
-                            f"rebuild it with `actsagent kb build --replace`") from e
+            raise UserError(
+                f"knowledge base file {self.path} is damaged ({str(e).splitlines()[0]}); "
+                f"rebuild it with `actsagent kb build --replace`"
+            ) from e
 
     def save(self, kb: KnowledgeBase, embedder: Embedder) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -202,24 +218,32 @@ class PgStore(KbStore):
         writer = PostgresDatabase(self.db.url, writable=True, pool_size=1, single_statement=False)
         try:
             stmts = list(_PG_DDL)
-            stmts += [f"DELETE FROM {SCHEMA}.kb_tables", f"DELETE FROM {SCHEMA}.kb_columns",
-                      f"DELETE FROM {SCHEMA}.kb_examples"]
+            stmts += [
+                f"DELETE FROM {SCHEMA}.kb_tables",
+                f"DELETE FROM {SCHEMA}.kb_columns",
+                f"DELETE FROM {SCHEMA}.kb_examples",
+            ]
             tvecs = embedder.embed([table_text(t) for t in kb.tables])
             rows = [f"({_str(t.name)}, {_str(table_text(t))}, '{_vec(v)}')" for t, v in zip(kb.tables, tvecs)]
             stmts += _inserts(f"{SCHEMA}.kb_tables (name, text, embedding)", rows)
             pairs = [(t, c) for t in kb.tables for c in t.columns]
             cvecs = embedder.embed([column_text(t, c) for t, c in pairs])
-            rows = [f"({_str(t.name)}, {_str(c.name)}, {_str(column_text(t, c))}, '{_vec(v)}')"
-                    for (t, c), v in zip(pairs, cvecs)]
+            rows = [
+                f"({_str(t.name)}, {_str(c.name)}, {_str(column_text(t, c))}, '{_vec(v)}')"
+                for (t, c), v in zip(pairs, cvecs)
+            ]
             stmts += _inserts(f"{SCHEMA}.kb_columns (table_name, column_name, text, embedding)", rows)
             evecs = embedder.embed([e.question for e in kb.examples])
-            rows = [f"({_str(e.id)}, {_str(e.question)}, {_str(e.status)}, '{_vec(v)}')"
-                    for e, v in zip(kb.examples, evecs)]
+            rows = [
+                f"({_str(e.id)}, {_str(e.question)}, {_str(e.status)}, '{_vec(v)}')" for e, v in zip(kb.examples, evecs)
+            ]
             stmts += _inserts(f"{SCHEMA}.kb_examples (id, question, status, embedding)", rows)
             doc = _str(kb.model_dump_json())
-            stmts.append(f"INSERT INTO {SCHEMA}.kb_doc (id, doc, fingerprint) VALUES (1, {doc}::jsonb, "
-                         f"{_str(kb.fingerprint)}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, "
-                         f"fingerprint = excluded.fingerprint, updated_at = now()")
+            stmts.append(
+                f"INSERT INTO {SCHEMA}.kb_doc (id, doc, fingerprint) VALUES (1, {doc}::jsonb, "
+                f"{_str(kb.fingerprint)}) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, "
+                f"fingerprint = excluded.fingerprint, updated_at = now()"
+            )
             res = writer.execute(";\n".join(stmts), read_only=False, timeout_s=120)  # one transaction
             if not res.ok:
                 raise UserError(f"cannot store the knowledge base in {self.db.name}: {res.message}")
@@ -231,7 +255,7 @@ class PgStore(KbStore):
 
 
 def _inserts(target: str, rows: list[str]) -> list[str]:
-    return [f"INSERT INTO {target} VALUES " + ",".join(rows[i:i + 200]) for i in range(0, len(rows), 200)]
+    return [f"INSERT INTO {target} VALUES " + ",".join(rows[i : i + 200]) for i in range(0, len(rows), 200)]
 
 
 def default_file(db: Database) -> Path:
@@ -253,9 +277,11 @@ def open_store(db: Database, *, path: Path | None = None, prefer_pg: bool = True
 
 def _pg_usable(db: Database) -> bool:
     """Whether the schema exists already, or pgvector is available and this role may create schemas."""
-    res = db.execute(f"SELECT to_regclass('{SCHEMA}.kb_doc') IS NOT NULL, "
-                     "EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector'), "
-                     "has_database_privilege(current_database(), 'CREATE')")
+    res = db.execute(
+        f"SELECT to_regclass('{SCHEMA}.kb_doc') IS NOT NULL, "
+        "EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector'), "
+        "has_database_privilege(current_database(), 'CREATE')"
+    )
     if not res.ok or not res.rows:
         return False
     exists, vector, create = res.rows[0]

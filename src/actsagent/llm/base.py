@@ -88,15 +88,22 @@ class ChatModel(ABC):
 
     # ---- the shared path ----------------------------------------------------------------------
     @traced("chat_model", run_type="llm", inputs=llm_inputs, outputs=llm_outputs)
-    def complete(self, messages: list[dict], *, role: str = "tools", response_model: type[BaseModel] | None = None,
-                 temperature: float | None = None) -> LLMResponse:
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        role: str = "tools",
+        response_model: type[BaseModel] | None = None,
+        temperature: float | None = None,
+    ) -> LLMResponse:
         """One answer from the model serving ``role``; with ``response_model``, ``parsed`` holds the instance."""
         messages = _checked(messages)
         model = self.config.model_for(role)
         temp = self.config.temperature if temperature is None else temperature
         t0 = time.perf_counter()
-        first = self._exchange(messages, role=role, model=model, temperature=temp, response_model=response_model,
-                               purpose="answer")
+        first = self._exchange(
+            messages, role=role, model=model, temperature=temp, response_model=response_model, purpose="answer"
+        )
         exchanges = [first]
         parsed = None
         text = first.text
@@ -107,11 +114,21 @@ class ChatModel(ABC):
             except OutputInvalid as bad:
                 from actsagent.prompts import render
 
-                fix = render("llm_json_repair", errors=bad.errors, schema=_schema(response_model),
-                             schema_name=response_model.__name__)
+                fix = render(
+                    "llm_json_repair",
+                    errors=bad.errors,
+                    schema=_schema(response_model),
+                    schema_name=response_model.__name__,
+                )
                 repair_msgs = [*messages, {"role": "assistant", "content": first.text}, *_user_part(fix)]
-                second = self._exchange(repair_msgs, role=role, model=model, temperature=temp,
-                                        response_model=response_model, purpose="repair")
+                second = self._exchange(
+                    repair_msgs,
+                    role=role,
+                    model=model,
+                    temperature=temp,
+                    response_model=response_model,
+                    purpose="repair",
+                )
                 exchanges.append(second)
                 text = second.text
                 try:
@@ -121,14 +138,36 @@ class ChatModel(ABC):
                     raise StructuredOutputError(
                         f"{model} ({role}) returned output that does not validate as {response_model.__name__} "
                         f"after one repair round: {'; '.join(still.errors)[:500]}",
-                        raw_text=second.text, errors=still.errors, schema_name=response_model.__name__,
-                        first_text=first.text, model=model, role=role, usage=_total(exchanges)) from None
-        return LLMResponse(text=text, parsed=parsed, model=exchanges[-1].model, role=role, usage=_total(exchanges),
-                           latency_ms=(time.perf_counter() - t0) * 1000, cached=all(e.cached for e in exchanges),
-                           attempts=sum(e.attempts for e in exchanges), repaired=repaired)
+                        raw_text=second.text,
+                        errors=still.errors,
+                        schema_name=response_model.__name__,
+                        first_text=first.text,
+                        model=model,
+                        role=role,
+                        usage=_total(exchanges),
+                    ) from None
+        return LLMResponse(
+            text=text,
+            parsed=parsed,
+            model=exchanges[-1].model,
+            role=role,
+            usage=_total(exchanges),
+            latency_ms=(time.perf_counter() - t0) * 1000,
+            cached=all(e.cached for e in exchanges),
+            attempts=sum(e.attempts for e in exchanges),
+            repaired=repaired,
+        )
 
-    def _exchange(self, messages: list[dict], *, role: str, model: str, temperature: float | None,
-                  response_model: type[BaseModel] | None, purpose: str) -> _Exchange:
+    def _exchange(
+        self,
+        messages: list[dict],
+        *,
+        role: str,
+        model: str,
+        temperature: float | None,
+        response_model: type[BaseModel] | None,
+        purpose: str,
+    ) -> _Exchange:
         t0 = time.perf_counter()
         schema = _schema(response_model) if response_model else None
         params = {"temperature": temperature, "max_tokens": self.config.max_tokens}
@@ -136,26 +175,60 @@ class ChatModel(ABC):
         hit = self.cache.get(key, describe=f"{purpose} of role {role!r} with model {model!r}")
         attempts = 0
         if hit is None:
-            reply, attempts = self._send(messages, model=model, role=role, purpose=purpose, temperature=temperature,
-                                         response_model=response_model)
+            reply, attempts = self._send(
+                messages,
+                model=model,
+                role=role,
+                purpose=purpose,
+                temperature=temperature,
+                response_model=response_model,
+            )
             hit = _as_cached(reply, messages)
-            self.cache.put(key, hit, request={"model": model, "role": role, "purpose": purpose,
-                                              "endpoint": self.config.base_url, "messages": messages,
-                                              "params": params,
-                                              "schema_name": response_model.__name__ if response_model else None})
+            self.cache.put(
+                key,
+                hit,
+                request={
+                    "model": model,
+                    "role": role,
+                    "purpose": purpose,
+                    "endpoint": self.config.base_url,
+                    "messages": messages,
+                    "params": params,
+                    "schema_name": response_model.__name__ if response_model else None,
+                },
+            )
             cached = False
         else:
             cached = True
         usage = self._usage(hit)
         latency = (time.perf_counter() - t0) * 1000
-        record_call(self.ledger, role=role, model=hit.model, purpose=purpose, prompt_tokens=usage.prompt_tokens,
-                    completion_tokens=usage.completion_tokens, cost_usd=usage.cost_usd,
-                    price_known=usage.price_known, latency_ms=latency, cached=cached, attempts=attempts)
-        return _Exchange(text=hit.text, model=hit.model, usage=usage, latency_ms=latency, cached=cached,
-                         attempts=attempts)
+        record_call(
+            self.ledger,
+            role=role,
+            model=hit.model,
+            purpose=purpose,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=usage.cost_usd,
+            price_known=usage.price_known,
+            latency_ms=latency,
+            cached=cached,
+            attempts=attempts,
+        )
+        return _Exchange(
+            text=hit.text, model=hit.model, usage=usage, latency_ms=latency, cached=cached, attempts=attempts
+        )
 
-    def _send(self, messages: list[dict], *, model: str, role: str, purpose: str, temperature: float | None,
-              response_model: type[BaseModel] | None) -> tuple[RawReply, int]:
+    def _send(
+        self,
+        messages: list[dict],
+        *,
+        model: str,
+        role: str,
+        purpose: str,
+        temperature: float | None,
+        response_model: type[BaseModel] | None,
+    ) -> tuple[RawReply, int]:
         """Send with retries; returns the reply and the number of attempts."""
         attempts = 0
         mode = self.structured_mode(model) if response_model else None
@@ -167,8 +240,16 @@ class ChatModel(ABC):
             else:
                 sent, fmt = messages, None
             try:
-                req = Request(messages=sent, model=model, role=role, purpose=purpose, temperature=temperature,
-                              max_tokens=self.config.max_tokens, response_format=fmt, response_model=response_model)
+                req = Request(
+                    messages=sent,
+                    model=model,
+                    role=role,
+                    purpose=purpose,
+                    temperature=temperature,
+                    max_tokens=self.config.max_tokens,
+                    response_format=fmt,
+                    response_model=response_model,
+                )
                 reply, n = self._send_retrying(req)
                 return reply, attempts + n
             except StructuredModeUnsupported as e:
@@ -182,12 +263,16 @@ class ChatModel(ABC):
                 raise ProviderFailed(
                     f"LLM provider failed for model {model!r} after {attempts} attempt(s)"
                     f"{' (retries exhausted)' if err.retryable else ' (not retryable)'}: {err}",
-                    status=err.status, attempts=attempts, retryable=err.retryable) from err
+                    status=err.status,
+                    attempts=attempts,
+                    retryable=err.retryable,
+                ) from err
 
     def _send_retrying(self, req: Request) -> tuple[RawReply, int]:
         cfg = self.config
-        base_wait = (tenacity.wait_exponential(multiplier=cfg.retry_initial_s, max=cfg.retry_max_s)
-                     + tenacity.wait_random(0, cfg.retry_jitter_s))
+        base_wait = tenacity.wait_exponential(
+            multiplier=cfg.retry_initial_s, max=cfg.retry_max_s
+        ) + tenacity.wait_random(0, cfg.retry_jitter_s)
 
         def wait(state: tenacity.RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -196,10 +281,12 @@ class ChatModel(ABC):
 
         attempts = 0
         try:
-            for attempt in tenacity.Retrying(stop=tenacity.stop_after_attempt(cfg.max_retries + 1), wait=wait,
-                                             retry=tenacity.retry_if_exception(
-                                                 lambda e: isinstance(e, ProviderError) and e.retryable),
-                                             reraise=True):
+            for attempt in tenacity.Retrying(
+                stop=tenacity.stop_after_attempt(cfg.max_retries + 1),
+                wait=wait,
+                retry=tenacity.retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
+                reraise=True,
+            ):
                 with attempt:
                     attempts += 1
                     try:
@@ -223,8 +310,13 @@ class ChatModel(ABC):
         cost = 0.0
         if price is not None:
             cost = (reply.prompt_tokens * price.input + reply.completion_tokens * price.output) / 1_000_000
-        return Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, cost_usd=cost,
-                     price_known=price is not None, estimated=reply.estimated)
+        return Usage(
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cost_usd=cost,
+            price_known=price is not None,
+            estimated=reply.estimated,
+        )
 
 
 class _Failed(Exception):
@@ -240,8 +332,9 @@ def _checked(messages: list[dict]) -> list[dict]:
     out = []
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or m.get("role") not in _MESSAGE_ROLES or not isinstance(m.get("content"), str):
-            raise ValueError(f"message {i} must be {{'role': one of {sorted(_MESSAGE_ROLES)}, 'content': str}}, "
-                             f"got {m!r:.200}")
+            raise ValueError(
+                f"message {i} must be {{'role': one of {sorted(_MESSAGE_ROLES)}, 'content': str}}, got {m!r:.200}"
+            )
         out.append(dict(m))
     return out
 
@@ -263,8 +356,9 @@ def _with_schema_instructions(messages: list[dict], model: type[BaseModel]) -> l
     """Describe the schema in the conversation, for endpoints without ``response_format``."""
     from actsagent.prompts import render
 
-    note = "\n\n".join(m["content"] for m in render("llm_json_instructions", schema=_schema(model),
-                                                     schema_name=model.__name__))
+    note = "\n\n".join(
+        m["content"] for m in render("llm_json_instructions", schema=_schema(model), schema_name=model.__name__)
+    )
     out = [dict(m) for m in messages]
     if out[-1]["role"] == "user":
         out[-1]["content"] = out[-1]["content"] + "\n\n" + note
@@ -276,10 +370,16 @@ def _with_schema_instructions(messages: list[dict], model: type[BaseModel]) -> l
 def _as_cached(reply: RawReply, messages: list[dict]) -> CachedReply:
     if reply.prompt_tokens is None or reply.completion_tokens is None:
         chars = sum(len(m["content"]) for m in messages)
-        return CachedReply(text=reply.text, model=reply.model, prompt_tokens=chars // 4,
-                           completion_tokens=len(reply.text) // 4, estimated=True)
-    return CachedReply(text=reply.text, model=reply.model, prompt_tokens=reply.prompt_tokens,
-                       completion_tokens=reply.completion_tokens)
+        return CachedReply(
+            text=reply.text,
+            model=reply.model,
+            prompt_tokens=chars // 4,
+            completion_tokens=len(reply.text) // 4,
+            estimated=True,
+        )
+    return CachedReply(
+        text=reply.text, model=reply.model, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens
+    )
 
 
 def _total(exchanges: list[_Exchange]) -> Usage:

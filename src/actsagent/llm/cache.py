@@ -64,7 +64,10 @@ class ResponseCache:
             raise ReplayMiss(
                 f"no recorded LLM response for {describe or 'this request'} (key {key[:12]}…) in {self.directory}; "
                 "the prompt, model or parameters changed since recording. Re-record with cache mode "
-                "'read_write' against a live endpoint (see evals/relay_smoke.py).", key=key, path=str(path))
+                "'read_write' against a live endpoint (see evals/relay_smoke.py).",
+                key=key,
+                path=str(path),
+            )
         return None
 
     def put(self, key: str, reply: CachedReply, *, request: dict[str, Any]) -> None:
@@ -72,8 +75,12 @@ class ResponseCache:
         if self.mode != "read_write":
             return
         self.directory.mkdir(parents=True, exist_ok=True)
-        doc = {"key": key, "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-               "request": request, "response": reply.model_dump()}
+        doc = {
+            "key": key,
+            "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "request": request,
+            "response": reply.model_dump(),
+        }
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -88,7 +88,7 @@ class LLMConfig(BaseModel, frozen=True):
         if model in self.prices:
             return self.prices[model]
         for name, price in self.prices.items():
-            if model.startswith(name + "-") and _SNAPSHOT.fullmatch(model[len(name) + 1:]):
+            if model.startswith(name + "-") and _SNAPSHOT.fullmatch(model[len(name) + 1 :]):
                 return price
         return None
 
@@ -98,13 +98,18 @@ class LLMConfig(BaseModel, frozen=True):
         env = os.environ
         default = env.get("ACTSAGENT_MODEL") or DEFAULT_MODEL
         models = RoleModels(**{r: env.get(f"ACTSAGENT_MODEL_{r.upper()}") or default for r in ROLES})
-        values: dict = {"base_url": env.get("OPENAI_BASE_URL") or None, "api_key": env.get("OPENAI_API_KEY") or None,
-                        "models": models}
-        for field, var, conv in (("temperature", "ACTSAGENT_LLM_TEMPERATURE", float),
-                                 ("timeout_s", "ACTSAGENT_LLM_TIMEOUT", float),
-                                 ("max_retries", "ACTSAGENT_LLM_MAX_RETRIES", int),
-                                 ("cache_mode", "ACTSAGENT_LLM_CACHE", str),
-                                 ("cache_dir", "ACTSAGENT_LLM_CACHE_DIR", Path)):
+        values: dict = {
+            "base_url": env.get("OPENAI_BASE_URL") or None,
+            "api_key": env.get("OPENAI_API_KEY") or None,
+            "models": models,
+        }
+        for field, var, conv in (
+            ("temperature", "ACTSAGENT_LLM_TEMPERATURE", float),
+            ("timeout_s", "ACTSAGENT_LLM_TIMEOUT", float),
+            ("max_retries", "ACTSAGENT_LLM_MAX_RETRIES", int),
+            ("cache_mode", "ACTSAGENT_LLM_CACHE", str),
+            ("cache_dir", "ACTSAGENT_LLM_CACHE_DIR", Path),
+        ):
             raw = env.get(var)
             if raw:
                 try:

@@ -20,9 +20,18 @@ from actsagent.errors import ActsagentError, LLMUnavailable, UserError
 class StructuredOutputError(ActsagentError):
     """The model's answer did not validate against the requested schema, even after one repair."""
 
-    def __init__(self, message: str, *, raw_text: str, errors: list[str], schema_name: str,
-                 first_text: str | None = None, model: str | None = None, role: str | None = None,
-                 usage: Any = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        raw_text: str,
+        errors: list[str],
+        schema_name: str,
+        first_text: str | None = None,
+        model: str | None = None,
+        role: str | None = None,
+        usage: Any = None,
+    ):
         super().__init__(message)
         self.raw_text = raw_text
         self.errors = errors
@@ -34,15 +43,22 @@ class StructuredOutputError(ActsagentError):
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready description for graph state and reports."""
-        return {"kind": "structured_output", "schema": self.schema_name, "model": self.model, "role": self.role,
-                "errors": self.errors, "raw_text": self.raw_text[:4000]}
+        return {
+            "kind": "structured_output",
+            "schema": self.schema_name,
+            "model": self.model,
+            "role": self.role,
+            "errors": self.errors,
+            "raw_text": self.raw_text[:4000],
+        }
 
 
 class ProviderError(Exception):
     """One request to the provider failed. ``status`` is the HTTP status, None for network trouble."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
-                 retry_after_s: float | None = None):
+    def __init__(
+        self, message: str, *, status: int | None = None, retryable: bool = False, retry_after_s: float | None = None
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
@@ -112,8 +128,9 @@ def to_provider_error(exc: BaseException) -> ProviderError | None:
             status = exc.status_code
             retry_after = _retry_after(exc)
             retryable = status in (408, 409, 429) or status >= 500
-            return ProviderError(f"HTTP {status}: {_status_message(exc)}", status=status, retryable=retryable,
-                                 retry_after_s=retry_after)
+            return ProviderError(
+                f"HTTP {status}: {_status_message(exc)}", status=status, retryable=retryable, retry_after_s=retry_after
+            )
         if isinstance(exc, openai.APIResponseValidationError):
             return ProviderError(f"malformed response from the endpoint: {exc}", status=None, retryable=True)
         return None

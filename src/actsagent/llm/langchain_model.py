@@ -29,8 +29,13 @@ class LangChainChatModel(ChatModel):
     """``models``: one BaseChatModel for every role, or a mapping role -> BaseChatModel (missing roles
     take the ``tools`` model). ``config`` defaults to no cache and each role named after its model."""
 
-    def __init__(self, models: BaseChatModel | Mapping[str, BaseChatModel], *, config: LLMConfig | None = None,
-                 ledger: UsageLedger | None = None):
+    def __init__(
+        self,
+        models: BaseChatModel | Mapping[str, BaseChatModel],
+        *,
+        config: LLMConfig | None = None,
+        ledger: UsageLedger | None = None,
+    ):
         self.models = _per_role(models)
         super().__init__(config or langchain_config(self.models), ledger=ledger)
 
@@ -55,8 +60,12 @@ class LangChainChatModel(ChatModel):
         usage = getattr(reply, "usage_metadata", None) or {}
         meta = getattr(reply, "response_metadata", None) or {}
         model = str(meta.get("model_name") or meta.get("model") or request.model)
-        return RawReply(text=_text(reply.content), model=model, prompt_tokens=usage.get("input_tokens"),
-                        completion_tokens=usage.get("output_tokens"))
+        return RawReply(
+            text=_text(reply.content),
+            model=model,
+            prompt_tokens=usage.get("input_tokens"),
+            completion_tokens=usage.get("output_tokens"),
+        )
 
 
 def as_chat_model(model: Any) -> Any:

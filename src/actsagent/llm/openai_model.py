@@ -50,8 +50,9 @@ class OpenAIChatModel(ChatModel):
                 import openai
 
                 key = self.config.api_key.get_secret_value() if self.config.api_key else "none"
-                self._client = openai.OpenAI(api_key=key, base_url=self.config.base_url,
-                                             timeout=self.config.timeout_s, max_retries=0)
+                self._client = openai.OpenAI(
+                    api_key=key, base_url=self.config.base_url, timeout=self.config.timeout_s, max_retries=0
+                )
             return self._client
 
     def structured_mode(self, model: str) -> StructuredMode:
@@ -65,7 +66,8 @@ class OpenAIChatModel(ChatModel):
                 f"a request to model {request.model!r} was blocked: actsagent.llm.openai_model.ALLOW_MODEL_REQUESTS "
                 "is False "
                 "(the test suite sets it). Use ScriptedChatModel, a replay cache, or lift the flag in a test that "
-                "talks to a local fake server.")
+                "talks to a local fake server."
+            )
         kwargs: dict = {"model": request.model, "messages": request.messages}
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
@@ -81,8 +83,11 @@ class OpenAIChatModel(ChatModel):
             pe = to_provider_error(e)
             if pe is None:
                 raise
-            if (request.response_format is not None and pe.status in (400, 422)
-                    and any(w in str(pe).lower() for w in _FORMAT_WORDS)):
+            if (
+                request.response_format is not None
+                and pe.status in (400, 422)
+                and any(w in str(pe).lower() for w in _FORMAT_WORDS)
+            ):
                 self._no_json_schema.add(request.model)
                 raise StructuredModeUnsupported(str(pe)) from e
             raise pe from e
@@ -93,6 +98,9 @@ class OpenAIChatModel(ChatModel):
         if text is None and getattr(msg, "refusal", None):
             raise ProviderError(f"the model refused: {msg.refusal}", status=None, retryable=False)
         usage = getattr(resp, "usage", None)
-        return RawReply(text=text or "", model=getattr(resp, "model", None) or request.model,
-                        prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
-                        completion_tokens=getattr(usage, "completion_tokens", None) if usage else None)
+        return RawReply(
+            text=text or "",
+            model=getattr(resp, "model", None) or request.model,
+            prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
+            completion_tokens=getattr(usage, "completion_tokens", None) if usage else None,
+        )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -42,7 +42,7 @@ class ScriptedReply(BaseModel, frozen=True):
     completion_tokens: int | None = None
 
 
-ScriptItem = Union[str, dict, list, BaseModel, BaseException, ScriptedReply]
+ScriptItem = str | dict | list | BaseModel | BaseException | ScriptedReply
 ScriptFn = Callable[[list[dict], str, "type[BaseModel] | None"], ScriptItem]
 
 
@@ -63,9 +63,15 @@ class ScriptedCall(BaseModel, frozen=True):
 
 def scripted_config(**overrides: Any) -> LLMConfig:
     """Defaults for tests: no cache, retries without waiting, a zero-priced model named "scripted"."""
-    values: dict[str, Any] = {"models": RoleModels(planner=SCRIPTED_MODEL, tools=SCRIPTED_MODEL, judge=SCRIPTED_MODEL),
-                              "cache_mode": "off", "retry_initial_s": 0.0, "retry_max_s": 0.0, "retry_jitter_s": 0.0,
-                              "max_retries": 2, "prices": {SCRIPTED_MODEL: ModelPrice(input=0.0, output=0.0)}}
+    values: dict[str, Any] = {
+        "models": RoleModels(planner=SCRIPTED_MODEL, tools=SCRIPTED_MODEL, judge=SCRIPTED_MODEL),
+        "cache_mode": "off",
+        "retry_initial_s": 0.0,
+        "retry_max_s": 0.0,
+        "retry_jitter_s": 0.0,
+        "max_retries": 2,
+        "prices": {SCRIPTED_MODEL: ModelPrice(input=0.0, output=0.0)},
+    }
     values.update(overrides)
     return LLMConfig(**values)
 
@@ -73,8 +79,13 @@ def scripted_config(**overrides: Any) -> LLMConfig:
 class ScriptedChatModel(ChatModel):
     """See the module docstring. ``calls`` lists every request received, in order."""
 
-    def __init__(self, script: Sequence[ScriptItem] | Mapping[str, Sequence[ScriptItem]] | ScriptFn, *,
-                 config: LLMConfig | None = None, ledger: UsageLedger | None = None):
+    def __init__(
+        self,
+        script: Sequence[ScriptItem] | Mapping[str, Sequence[ScriptItem]] | ScriptFn,
+        *,
+        config: LLMConfig | None = None,
+        ledger: UsageLedger | None = None,
+    ):
         super().__init__(config or scripted_config(), ledger=ledger)
         self._lock = threading.Lock()
         self._fn: ScriptFn | None = None
@@ -96,9 +107,14 @@ class ScriptedChatModel(ChatModel):
             return sum(len(q) for q in self._queues.values())
 
     def _request(self, request: Request) -> RawReply:
-        call = ScriptedCall(messages=request.messages, role=request.role, model=request.model,
-                            purpose=request.purpose, temperature=request.temperature,
-                            response_model=request.response_model.__name__ if request.response_model else None)
+        call = ScriptedCall(
+            messages=request.messages,
+            role=request.role,
+            model=request.model,
+            purpose=request.purpose,
+            temperature=request.temperature,
+            response_model=request.response_model.__name__ if request.response_model else None,
+        )
         with self._lock:
             self.calls.append(call)
             if self._fn is None:
@@ -106,7 +122,8 @@ class ScriptedChatModel(ChatModel):
                 if not queue:
                     raise ScriptExhausted(
                         f"scripted model has no answer left for call #{len(self.calls)} "
-                        f"(role {request.role!r}, {request.purpose}); last user message: {call.last_user[:300]!r}")
+                        f"(role {request.role!r}, {request.purpose}); last user message: {call.last_user[:300]!r}"
+                    )
                 item = queue.pop(0)
         if self._fn is not None:
             item = self._fn(request.messages, request.role, request.response_model)
@@ -125,8 +142,10 @@ def _to_reply(item: Any, request: Request) -> RawReply:
     elif isinstance(item, (dict, list)):
         text, pt, ct = json.dumps(item, ensure_ascii=False), None, None
     else:
-        raise TypeError(f"a script answer must be str, dict, list, BaseModel, ScriptedReply or an exception, "
-                        f"got {type(item).__name__}")
+        raise TypeError(
+            f"a script answer must be str, dict, list, BaseModel, ScriptedReply or an exception, "
+            f"got {type(item).__name__}"
+        )
     # Deterministic counts (characters / 4) so budgets and accounting are testable.
     if pt is None:
         pt = sum(len(m["content"]) for m in request.messages) // 4
@@ -142,8 +161,9 @@ class FailingChatModel(ScriptedChatModel):
     graph test sees exactly what an outage looks like.
     """
 
-    def __init__(self, error: BaseException | None = None, *, config: LLMConfig | None = None,
-                 ledger: UsageLedger | None = None):
+    def __init__(
+        self, error: BaseException | None = None, *, config: LLMConfig | None = None, ledger: UsageLedger | None = None
+    ):
         from actsagent.llm.errors import ProviderError
 
         self.error = error if error is not None else ProviderError.server_error("scripted outage", status=503)

@@ -115,7 +115,7 @@ def balanced_objects(text: str) -> Iterator[str]:
         if end is None:
             i = start + 1
             continue
-        yield text[start:end + 1]
+        yield text[start : end + 1]
         i = end + 1
 
 

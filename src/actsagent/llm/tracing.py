@@ -23,8 +23,13 @@ def tracing_enabled() -> bool:
     return bool(tracing_is_enabled())
 
 
-def traced(name: str, *, run_type: str = "chain", inputs: Callable[[dict], dict] | None = None,
-           outputs: Callable[[Any], dict] | None = None) -> Callable[[F], F]:
+def traced(
+    name: str,
+    *,
+    run_type: str = "chain",
+    inputs: Callable[[dict], dict] | None = None,
+    outputs: Callable[[Any], dict] | None = None,
+) -> Callable[[F], F]:
     """A LangSmith run around the function when tracing is on (``langsmith.traceable``); a plain call when off.
 
     ``inputs`` maps the bound arguments, ``outputs`` the return value, to what the trace shows: live
@@ -41,8 +46,9 @@ def traced(name: str, *, run_type: str = "chain", inputs: Callable[[dict], dict]
             if not wrapped:
                 from langsmith import traceable
 
-                wrapped.append(traceable(name=name, run_type=run_type, process_inputs=inputs,
-                                         process_outputs=outputs)(fn))
+                wrapped.append(
+                    traceable(name=name, run_type=run_type, process_inputs=inputs, process_outputs=outputs)(fn)
+                )
             return wrapped[0](*args, **kwargs)
 
         return call  # type: ignore[return-value]
@@ -67,19 +73,30 @@ def run_inputs(args: dict) -> dict:
 
 
 def run_outputs(run: Any) -> dict:
-    return {"status": getattr(run, "status", None), "final_sql": getattr(run, "final_sql", None),
-            "thread_id": getattr(run, "thread_id", None), "notes": getattr(run, "notes", None)}
+    return {
+        "status": getattr(run, "status", None),
+        "final_sql": getattr(run, "final_sql", None),
+        "thread_id": getattr(run, "thread_id", None),
+        "notes": getattr(run, "notes", None),
+    }
 
 
 def llm_inputs(args: dict) -> dict:
     schema = args.get("response_model")
-    return {"messages": args.get("messages"), "role": args.get("role", "tools"),
-            "response_model": getattr(schema, "__name__", None)}
+    return {
+        "messages": args.get("messages"),
+        "role": args.get("role", "tools"),
+        "response_model": getattr(schema, "__name__", None),
+    }
 
 
 def llm_outputs(resp: Any) -> dict:
     usage = getattr(resp, "usage", None)
     pt, ct = getattr(usage, "prompt_tokens", 0), getattr(usage, "completion_tokens", 0)
-    return {"text": getattr(resp, "text", None), "model": getattr(resp, "model", None),
-            "cached": getattr(resp, "cached", None), "attempts": getattr(resp, "attempts", None),
-            "usage_metadata": {"input_tokens": pt, "output_tokens": ct, "total_tokens": pt + ct}}
+    return {
+        "text": getattr(resp, "text", None),
+        "model": getattr(resp, "model", None),
+        "cached": getattr(resp, "cached", None),
+        "attempts": getattr(resp, "attempts", None),
+        "usage_metadata": {"input_tokens": pt, "output_tokens": ct, "total_tokens": pt + ct},
+    }

@@ -32,10 +32,13 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                     completion_tokens=self.completion_tokens + other.completion_tokens,
-                     cost_usd=self.cost_usd + other.cost_usd, price_known=self.price_known and other.price_known,
-                     estimated=self.estimated or other.estimated)
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            price_known=self.price_known and other.price_known,
+            estimated=self.estimated or other.estimated,
+        )
 
 
 class LLMResponse(BaseModel):
@@ -93,7 +96,7 @@ class _Labels(BaseModel, frozen=True):
     ledgers: tuple[Any, ...] = ()
 
 
-_LABELS: contextvars.ContextVar[_Labels] = contextvars.ContextVar("actsagent_llm_labels", default=_Labels())
+_LABELS: contextvars.ContextVar[_Labels] = contextvars.ContextVar("actsagent_llm_labels", default=_Labels())  # noqa: B039 - frozen model
 
 
 def current_labels() -> tuple[str | None, str | None]:
@@ -138,7 +141,9 @@ class UsageLedger:
     def records(self, *, task_id: str | None = None, node_id: str | None = None) -> list[CallRecord]:
         with self._lock:
             recs = list(self._records)
-        return [r for r in recs if (task_id is None or r.task_id == task_id) and (node_id is None or r.node_id == node_id)]
+        return [
+            r for r in recs if (task_id is None or r.task_id == task_id) and (node_id is None or r.node_id == node_id)
+        ]
 
     def totals(self, *, task_id: str | None = None, node_id: str | None = None) -> UsageTotals:
         return _sum(self.records(task_id=task_id, node_id=node_id))

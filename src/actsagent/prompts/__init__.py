@@ -31,7 +31,7 @@ Templates are read with importlib.resources, so they work from an installed whee
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 
 import jinja2
@@ -110,17 +110,17 @@ def parse(name: str, text: str) -> PromptTemplate:
                 if not sep:
                     raise UserError(f"prompt {name!r}: front matter line {line!r} is not 'key: value'")
                 meta[key.strip()] = value.strip()
-        text = text[m.end():]
+        text = text[m.end() :]
     sections: list[tuple[str, str]] = []
     pos, role = 0, "user"
     for mk in _MARKER.finditer(text):
-        sections.append((role, text[pos:mk.start()]))
+        sections.append((role, text[pos : mk.start()]))
         role, pos = mk.group(1), mk.end()
     sections.append((role, text[pos:]))
     return PromptTemplate(name, meta, [(r, s) for r, s in sections if s.strip()])
 
 
-@lru_cache(maxsize=None)
+@cache
 def get(name: str) -> PromptTemplate:
     """The parsed template, cached for the process."""
     return parse(name, load(name))
@@ -137,5 +137,11 @@ def _load_partial(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FunctionLoader(_load_partial), undefined=jinja2.StrictUndefined,
-                              autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(_load_partial),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )

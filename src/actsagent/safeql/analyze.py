@@ -98,8 +98,13 @@ class Analysis:
         aliases = set()
         if isinstance(s.expression, exp.Select):
             aliases = {e.alias.lower() for e in s.expression.expressions if isinstance(e, exp.Alias)}
-        info = ScopeInfo(select=s.expression, sources=sources, parent=parent, aliases=aliases,
-                         depth=(parent.depth + 1) if parent else 0)
+        info = ScopeInfo(
+            select=s.expression,
+            sources=sources,
+            parent=parent,
+            aliases=aliases,
+            depth=(parent.depth + 1) if parent else 0,
+        )
         self.scopes[key] = info
         return info
 
@@ -180,6 +185,7 @@ def _outputs(q: exp.Expression) -> list[str] | None:
 
 
 # ----- node paths: operators edit a copy, addressing nodes found in the original -----------------
+
 
 def node_path(node: exp.Expression) -> list[tuple[str, int | None]]:
     path = []

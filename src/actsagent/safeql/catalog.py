@@ -25,7 +25,7 @@ from actsagent.db.value_store import INDEX_URL_VAR, ValueStore, index_url, sourc
 from actsagent.safeql.embeddings import Embedder, humanize, lexical_distance, shared_embedder
 from actsagent.schema.model import ColumnInfo, SchemaInfo, TableInfo
 
-VALUE_CAP = 200          # distinct text values kept per column (most frequent first)
+VALUE_CAP = 200  # distinct text values kept per column (most frequent first)
 VALUE_MAX_LEN = 80
 TEXT_HINTS = ("text", "char", "clob", "string", "name", "citext")
 
@@ -72,27 +72,35 @@ class Catalog:
         """Distance of two tokens: the embedding distance, or the lexical one when smaller."""
         if a.lower() == b.lower():  # the same name up to case: an exact match, only its quoting may differ
             return 0.0
-        emb = self.embedder.distance(humanize(a) if _identifier_like(a) else a,
-                                     humanize(b) if _identifier_like(b) else b)
+        emb = self.embedder.distance(
+            humanize(a) if _identifier_like(a) else a, humanize(b) if _identifier_like(b) else b
+        )
         return min(emb, lexical_distance(a, b))
 
     def nearest_tables(self, name: str, k: int, exclude: set[str] = frozenset()) -> list[tuple[TableInfo, float]]:
         if not self.schema.tables:
             return []
         d = self.embedder.distances(humanize(name), self.table_vecs)
-        scored = [(t, min(float(di), lexical_distance(name, t.name))) for t, di in zip(self.schema.tables, d)
-                  if t.name.lower() not in exclude]
+        scored = [
+            (t, min(float(di), lexical_distance(name, t.name)))
+            for t, di in zip(self.schema.tables, d)
+            if t.name.lower() not in exclude
+        ]
         return sorted(scored, key=lambda x: x[1])[:k]
 
-    def nearest_columns(self, name: str, k: int | None = None, tables: list[TableInfo] | None = None
-                        ) -> list[tuple[ColumnRef, float]]:
+    def nearest_columns(
+        self, name: str, k: int | None = None, tables: list[TableInfo] | None = None
+    ) -> list[tuple[ColumnRef, float]]:
         """Columns nearest to ``name``; ``tables`` restricts to those tables (all when None)."""
         if not self.columns:
             return []
         d = self.embedder.distances(humanize(name), self.column_vecs)
         allowed = None if tables is None else {id(t) for t in tables}
-        scored = [(c, min(float(di), lexical_distance(name, c.column.name))) for c, di in zip(self.columns, d)
-                  if allowed is None or id(c.table) in allowed]
+        scored = [
+            (c, min(float(di), lexical_distance(name, c.column.name)))
+            for c, di in zip(self.columns, d)
+            if allowed is None or id(c.table) in allowed
+        ]
         scored.sort(key=lambda x: x[1])
         return scored if k is None else scored[:k]
 
@@ -115,8 +123,7 @@ class Catalog:
     def has_function(self, name: str) -> bool:
         return name.lower() in self.functions
 
-    def nearest_values(self, table: TableInfo, column: ColumnInfo, literal: str, k: int
-                       ) -> list[tuple[str, float]]:
+    def nearest_values(self, table: TableInfo, column: ColumnInfo, literal: str, k: int) -> list[tuple[str, float]]:
         """Stored values of ``table.column`` nearest to ``literal``.
 
         Exact matches up to case and spacing are asked from the database itself (no cap applies
@@ -142,18 +149,20 @@ class Catalog:
         d = self.db.dialect
         squashed = exp.Literal.string("".join(literal.lower().split())).sql(d)
         col = column.sql_name(d)
-        sql = (f"SELECT DISTINCT {col} FROM {table.sql_name(d)} WHERE lower(replace({col}, ' ', '')) = {squashed} "
-               "LIMIT 5")
+        sql = (
+            f"SELECT DISTINCT {col} FROM {table.sql_name(d)} WHERE lower(replace({col}, ' ', '')) = {squashed} LIMIT 5"
+        )
         res = self.db.execute(sql, max_rows=5, timeout_s=2)
         return [str(r[0]) for r in res.rows if r[0] is not None] if res.ok else []
 
-    def _pg_nearest_values(self, table: TableInfo, column: ColumnInfo, qv: np.ndarray, k: int
-                           ) -> list[tuple[str, float]]:
+    def _pg_nearest_values(
+        self, table: TableInfo, column: ColumnInfo, qv: np.ndarray, k: int
+    ) -> list[tuple[str, float]]:
         if self.store is None:
             return []
         try:
             return self.store.nearest(table.name, column.name, qv, k)
-        except Exception:  # noqa: BLE001 - the index is an accelerator: the in-process values still answer
+        except Exception:
             return []
 
 
@@ -172,8 +181,9 @@ _CATALOGS: dict[str, Catalog] = {}
 _LOCK = threading.Lock()
 
 
-def get_catalog(db: Database, *, refresh: bool = False, embedder: Embedder | None = None,
-                use_pgvector: bool = True) -> Catalog:
+def get_catalog(
+    db: Database, *, refresh: bool = False, embedder: Embedder | None = None, use_pgvector: bool = True
+) -> Catalog:
     """The catalog of ``db``, built on first use and kept per database URL (and per-caller settings) for the
     process."""
     with _LOCK:
@@ -189,16 +199,18 @@ def get_catalog(db: Database, *, refresh: bool = False, embedder: Embedder | Non
         return cat
 
 
-def build_catalog(db: Database, *, embedder: Embedder | None = None, use_pgvector: bool = True,
-                  previous: Catalog | None = None) -> Catalog:
+def build_catalog(
+    db: Database, *, embedder: Embedder | None = None, use_pgvector: bool = True, previous: Catalog | None = None
+) -> Catalog:
     start = time.perf_counter()
     emb = embedder or shared_embedder()
     schema = db.schema(refresh=previous is not None)
     cat = Catalog(db=db, schema=schema, embedder=emb)
     cat.table_vecs = emb.embed([humanize(t.name) + (f" {t.comment}" if t.comment else "") for t in schema.tables])
     cat.columns = [ColumnRef(t, c) for t in schema.tables for c in t.columns]
-    cat.column_vecs = emb.embed([humanize(c.column.name) + (f" {c.column.comment}" if c.column.comment else "")
-                                 for c in cat.columns])
+    cat.column_vecs = emb.embed(
+        [humanize(c.column.name) + (f" {c.column.comment}" if c.column.comment else "") for c in cat.columns]
+    )
     _load_functions(db, cat)
     prev_fp = {t.name: _fingerprint(t) for t in previous.schema.tables} if previous else {}
     stored: dict[tuple[str, str], _ValueIndex] = {}
@@ -208,7 +220,7 @@ def build_catalog(db: Database, *, embedder: Embedder | None = None, use_pgvecto
             cat.store = ValueStore(index_url(db.url), source_key(db.url))
             stored = _pg_load_unchanged(cat.store, cat)
             cat.backend = "pgvector"
-        except Exception:  # noqa: BLE001 - no CREATE privilege or no pgvector: the in-process index serves
+        except Exception:
             _drop_store(cat)
     changed: set[str] = set()
     for t in schema.tables:
@@ -228,7 +240,7 @@ def build_catalog(db: Database, *, embedder: Embedder | None = None, use_pgvecto
     if cat.store is not None:
         try:
             _pg_store_changed(cat.store, cat)
-        except Exception:  # noqa: BLE001 - a failed write leaves the in-process index serving
+        except Exception:
             _drop_store(cat)
     cat.tables_refreshed = len(changed)
     cat.build_ms = (time.perf_counter() - start) * 1000
@@ -243,8 +255,10 @@ def _drop_store(cat: Catalog) -> None:
 
 def _distinct_values(db: Database, t: TableInfo, c: ColumnInfo) -> list[str]:
     col = c.sql_name(db.dialect)
-    sql = (f"SELECT {col}, count(*) FROM {t.sql_name(db.dialect)} WHERE {col} IS NOT NULL "
-           f"GROUP BY {col} ORDER BY count(*) DESC LIMIT {VALUE_CAP}")
+    sql = (
+        f"SELECT {col}, count(*) FROM {t.sql_name(db.dialect)} WHERE {col} IS NOT NULL "
+        f"GROUP BY {col} ORDER BY count(*) DESC LIMIT {VALUE_CAP}"
+    )
     res = db.execute(sql, max_rows=VALUE_CAP, timeout_s=20)
     if not res.ok:
         return []
@@ -271,9 +285,12 @@ def _load_functions(db: Database, cat: Catalog) -> None:
         res = db.execute("SELECT name, narg FROM pragma_function_list", max_rows=100000)
         rows = res.rows if res.ok else []
     else:
-        res = db.execute("SELECT proname, pronargs FROM pg_proc WHERE prokind IN ('f','a','w') "
-                         "AND pronamespace = 'pg_catalog'::regnamespace AND proname !~ '^(_|pg_)' "
-                         "AND proname !~ '(_in|_out|recv|send|support|handler|_ops)$'", max_rows=100000)
+        res = db.execute(
+            "SELECT proname, pronargs FROM pg_proc WHERE prokind IN ('f','a','w') "
+            "AND pronamespace = 'pg_catalog'::regnamespace AND proname !~ '^(_|pg_)' "
+            "AND proname !~ '(_in|_out|recv|send|support|handler|_ops)$'",
+            max_rows=100000,
+        )
         rows = res.rows if res.ok else []
     funcs: dict[str, set[int]] = {}
     for name, narg in rows:

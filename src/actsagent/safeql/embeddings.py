@@ -23,8 +23,9 @@ from actsagent.config import default_model_path, home_dir
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 HUB_PROBE_TIMEOUT_S = 3.0
-HINT = ("set ACTSAGENT_EMBED_MODEL_PATH to a local copy of all-MiniLM-L6-v2 (a folder with model.onnx and "
-        "tokenizer.json)")
+HINT = (
+    "set ACTSAGENT_EMBED_MODEL_PATH to a local copy of all-MiniLM-L6-v2 (a folder with model.onnx and tokenizer.json)"
+)
 log = logging.getLogger("actsagent.safeql")
 _MODELS: dict[str | None, object | None] = {}
 _MODELS_LOCK = threading.Lock()
@@ -86,8 +87,9 @@ def _hub_reachable() -> bool:
 
     def probe() -> None:
         try:
-            socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)),
-                                     timeout=HUB_PROBE_TIMEOUT_S).close()
+            socket.create_connection(
+                (url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout=HUB_PROBE_TIMEOUT_S
+            ).close()
             ok.append(True)
         except OSError:
             pass
@@ -143,7 +145,7 @@ class Embedder:
             with self._lock:
                 found: dict[str, np.ndarray] = {}
                 for i in range(0, len(missing), 500):
-                    chunk = missing[i:i + 500]
+                    chunk = missing[i : i + 500]
                     q = ",".join("?" * len(chunk))
                     for t, blob in self._db.execute(f"SELECT text, v FROM vec WHERE text IN ({q})", chunk):
                         found[t] = np.frombuffer(blob, dtype=np.float32)
@@ -152,8 +154,9 @@ class Embedder:
                     vecs = np.asarray(list(self.model.embed(todo, batch_size=256)), dtype=np.float32)
                     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
                     self._db.execute("BEGIN")
-                    self._db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)",
-                                         [(t, v.tobytes()) for t, v in zip(todo, vecs)])
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO vec VALUES (?, ?)", [(t, v.tobytes()) for t, v in zip(todo, vecs)]
+                    )
                     self._db.execute("COMMIT")
                     found.update(zip(todo, vecs))
                 self._mem.update(found)

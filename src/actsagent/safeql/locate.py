@@ -43,15 +43,22 @@ def locate_columns(an: Analysis, failure: Failure) -> list[Resolution]:
     qual, name = _split_ident(failure.identifier)
     bad = unresolved = [r for r in an.unresolved() if r.status in ("missing", "unknown_qualifier")]
     if name:
-        named = [r for r in bad if r.column.name.lower() == name.lower()
-                 and (qual is None or (r.column.table or "").lower() == qual.lower())]
+        named = [
+            r
+            for r in bad
+            if r.column.name.lower() == name.lower()
+            and (qual is None or (r.column.table or "").lower() == qual.lower())
+        ]
         if not named:  # "missing FROM-clause entry for table x": the identifier is the qualifier
             named = [r for r in bad if (r.column.table or "").lower() == name.lower()]
         bad = named
     if name and not bad:
         # our analyzer resolved it (e.g. as an outer reference) where the engine did not: trust the engine
-        same = [c for c in an.columns() if c.name.lower() == name.lower()
-                and (qual is None or (c.table or "").lower() == qual.lower())]
+        same = [
+            c
+            for c in an.columns()
+            if c.name.lower() == name.lower() and (qual is None or (c.table or "").lower() == qual.lower())
+        ]
         fallback = []
         for c in same:
             r = an.resolve(c)
@@ -65,8 +72,13 @@ def locate_columns(an: Analysis, failure: Failure) -> list[Resolution]:
     if not bad:
         return []
     first = bad[0]
-    return [r for r in bad if r.scope is first.scope and r.column.name.lower() == first.column.name.lower()
-            and (r.column.table or "").lower() == (first.column.table or "").lower()]
+    return [
+        r
+        for r in bad
+        if r.scope is first.scope
+        and r.column.name.lower() == first.column.name.lower()
+        and (r.column.table or "").lower() == (first.column.table or "").lower()
+    ]
 
 
 def locate_ambiguous(an: Analysis, failure: Failure) -> list[Resolution]:
@@ -87,7 +99,9 @@ def locate_tables(an: Analysis, failure: Failure, dialect: str | None = None) ->
         known = an.schema.table(t.name)
         if known is None:
             return True
-        return dialect is not None and isinstance(t.this, exp.Identifier) and not spelled_as(t.this, known.name, dialect)
+        return (
+            dialect is not None and isinstance(t.this, exp.Identifier) and not spelled_as(t.this, known.name, dialect)
+        )
 
     tables = [t for t in an.ast.find_all(exp.Table) if t.name and t.name.lower() not in cte_names and wrong(t)]
     if name:

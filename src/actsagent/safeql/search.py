@@ -28,13 +28,30 @@ from actsagent.safeql.operators.base import EMPTY, Context, Failure, Proposal
 from actsagent.safeql.result import Edit, RefineOptions, RefineResult
 from actsagent.safeql.types import mismatch_keys
 
-_REFINABLE = {ErrorClass.SYNTAX, ErrorClass.OTHER, ErrorClass.UNKNOWN_RELATION, ErrorClass.UNKNOWN_COLUMN,
-              ErrorClass.UNKNOWN_FUNCTION, ErrorClass.AMBIGUOUS_COLUMN, ErrorClass.TYPE_MISMATCH}
+_REFINABLE = {
+    ErrorClass.SYNTAX,
+    ErrorClass.OTHER,
+    ErrorClass.UNKNOWN_RELATION,
+    ErrorClass.UNKNOWN_COLUMN,
+    ErrorClass.UNKNOWN_FUNCTION,
+    ErrorClass.AMBIGUOUS_COLUMN,
+    ErrorClass.TYPE_MISMATCH,
+}
 
 
 _TYPE_FIXERS = {"function", "mismatch"}
-_NON_SELECT = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Merge, exp.TruncateTable,
-               exp.Pragma, exp.Grant)
+_NON_SELECT = (
+    exp.Insert,
+    exp.Update,
+    exp.Delete,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.Merge,
+    exp.TruncateTable,
+    exp.Pragma,
+    exp.Grant,
+)
 
 
 @dataclass(order=True)
@@ -59,8 +76,14 @@ def _failure(res) -> Failure | None:
     return None
 
 
-def refine(db: Database, sql: str, *, options: RefineOptions | None = None, catalog: Catalog | None = None,
-           check: Callable[[str], DbError | None] | None = None) -> RefineResult:
+def refine(
+    db: Database,
+    sql: str,
+    *,
+    options: RefineOptions | None = None,
+    catalog: Catalog | None = None,
+    check: Callable[[str], DbError | None] | None = None,
+) -> RefineResult:
     """Return the nearest query to ``sql`` that executes on ``db`` (read-only), or say why not.
 
     ``check`` (e.g. the SQL guard) sees every query before it runs, the original included; a
@@ -94,8 +117,12 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
     res0 = run(sql)
     # an aggregate without GROUP BY returns one row ([0, NULL]) even when no row passes FROM/WHERE:
     # for value refinement that is an empty result too
-    agg_empty0 = (isinstance(res0, QueryResult) and not res0.empty and opts.refine_empty
-                  and _aggregates_nothing(ast0, run, db.dialect))
+    agg_empty0 = (
+        isinstance(res0, QueryResult)
+        and not res0.empty
+        and opts.refine_empty
+        and _aggregates_nothing(ast0, run, db.dialect)
+    )
     if isinstance(res0, QueryResult) and (not res0.empty or not opts.refine_empty) and not agg_empty0:
         return done(status="already_ok", why="the query executes", **_rows(res0, opts))
     fail0 = Failure(EMPTY) if agg_empty0 else _failure(res0)
@@ -116,8 +143,14 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
     want_rows = fail0 is not None and fail0.kind == EMPTY
     seq = itertools.count()
     ref0 = to_tree(ast0) if ast0 is not None else None
-    root = _Node(0.0, next(seq), sql, ast0, ref=ref0,
-                 mismatches=mismatch_keys(Analysis(ast0, catalog.schema), db.dialect) if ast0 is not None else frozenset())
+    root = _Node(
+        0.0,
+        next(seq),
+        sql,
+        ast0,
+        ref=ref0,
+        mismatches=mismatch_keys(Analysis(ast0, catalog.schema), db.dialect) if ast0 is not None else frozenset(),
+    )
     heap: list[_Node] = []
     # a syntax error on text sqlglot reads: its regenerated form is a candidate, so remember the text only
     syntax0 = isinstance(res0, DbError) and res0.error_class is ErrorClass.SYNTAX
@@ -156,21 +189,38 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
     if fail0 is not None:
         expand(root, fail0)
     deadline = time.perf_counter() + opts.time_limit_s  # the index build is accounted apart
-    while heap and time.perf_counter() < deadline and expansions < opts.max_expansions \
-            and result.candidates_explored < opts.max_candidates:
+    while (
+        heap
+        and time.perf_counter() < deadline
+        and expansions < opts.max_expansions
+        and result.candidates_explored < opts.max_candidates
+    ):
         node = heapq.heappop(heap)
         res = run(node.sql)
         result.candidates_explored += 1
         # refining an emptiness: an aggregate's single row counts only if some row reaches the aggregate
-        agg_empty = (want_rows and isinstance(res, QueryResult) and not res.empty
-                     and _aggregates_nothing(node.ast, run, db.dialect))
+        agg_empty = (
+            want_rows
+            and isinstance(res, QueryResult)
+            and not res.empty
+            and _aggregates_nothing(node.ast, run, db.dialect)
+        )
         if isinstance(res, QueryResult) and not res.empty and not agg_empty:
-            why = ("the refined query executes and its aggregate now covers rows (the original aggregated "
-                   "an empty row set: no row passed its FROM/WHERE)" if agg_empty0 else
-                   "the refined query executes and returns rows")
-            return done(status="refined", why=why,
-                        refined_sql=node.sql, edits=node.edits, distance=node.delta, ted=node.ted,
-                        **_rows(res, opts))
+            why = (
+                "the refined query executes and its aggregate now covers rows (the original aggregated "
+                "an empty row set: no row passed its FROM/WHERE)"
+                if agg_empty0
+                else "the refined query executes and returns rows"
+            )
+            return done(
+                status="refined",
+                why=why,
+                refined_sql=node.sql,
+                edits=node.edits,
+                distance=node.delta,
+                ted=node.ted,
+                **_rows(res, opts),
+            )
         if isinstance(res, QueryResult):
             if not want_rows and fallback is None:
                 # it runs: look a little further for one that also returns rows, then settle
@@ -183,20 +233,39 @@ def refine(db: Database, sql: str, *, options: RefineOptions | None = None, cata
 
     if fallback is not None:
         node, res = fallback
-        return done(status="refined", why="the refined query executes but returns no rows"
-                    + (" (or aggregates an empty row set)" if res.row_count else ""),
-                    refined_sql=node.sql, edits=node.edits, distance=node.delta, ted=node.ted,
-                    **_rows(res, opts))
-    limit = ("time limit" if time.perf_counter() >= deadline else
-             "expansion limit" if expansions >= opts.max_expansions else
-             "candidate limit" if result.candidates_explored >= opts.max_candidates else
-             "no refinement left")
+        return done(
+            status="refined",
+            why="the refined query executes but returns no rows"
+            + (" (or aggregates an empty row set)" if res.row_count else ""),
+            refined_sql=node.sql,
+            edits=node.edits,
+            distance=node.delta,
+            ted=node.ted,
+            **_rows(res, opts),
+        )
+    limit = (
+        "time limit"
+        if time.perf_counter() >= deadline
+        else "expansion limit"
+        if expansions >= opts.max_expansions
+        else "candidate limit"
+        if result.candidates_explored >= opts.max_candidates
+        else "no refinement left"
+    )
     what = "no candidate returned rows" if want_rows else "no candidate executed"
     return done(why=f"{what} ({limit}; {result.candidates_explored} explored)")
 
 
-def _child(node: _Node, p: Proposal, dialect: str, catalog: Catalog, opts: RefineOptions, seq, visited: set[str],
-           result: RefineResult) -> _Node | None:
+def _child(
+    node: _Node,
+    p: Proposal,
+    dialect: str,
+    catalog: Catalog,
+    opts: RefineOptions,
+    seq,
+    visited: set[str],
+    result: RefineResult,
+) -> _Node | None:
     sql = p.extra.get("raw_sql") or p.ast.sql(dialect=dialect)
     if _canon(p.ast, sql, dialect) in visited:
         return None
@@ -209,25 +278,35 @@ def _child(node: _Node, p: Proposal, dialect: str, catalog: Catalog, opts: Refin
     except RecursionError:
         mism = frozenset()
     # cut an edit that adds a comparison or call that cannot type-check, and a type fix that fixes nothing
-    if len(mism) > len(node.mismatches) or (p.operator in _TYPE_FIXERS and mism and mism != node.mismatches
-                                            and len(mism) >= len(node.mismatches)):
+    if len(mism) > len(node.mismatches) or (
+        p.operator in _TYPE_FIXERS and mism and mism != node.mismatches and len(mism) >= len(node.mismatches)
+    ):
         result.pruned_by_type += 1
         return None
     ref = node.ref if node.ref is not None else to_tree(p.ast)
     ted = normalised_ted(ref, p.ast)
     embed = node.embed + p.token_distance
     delta = opts.alpha * ted + (1 - opts.alpha) * embed
-    edit = Edit(operator=p.operator, reason=p.reason, before=p.before, after=p.after,
-                embed_distance=round(p.token_distance, 4), sql=sql)
+    edit = Edit(
+        operator=p.operator,
+        reason=p.reason,
+        before=p.before,
+        after=p.after,
+        embed_distance=round(p.token_distance, 4),
+        sql=sql,
+    )
     return _Node(delta, next(seq), sql, p.ast, node.edits + [edit], embed, ted, node.depth + 1, ref, mism)
 
 
-_AGG_EMPTY = ("the query aggregates an empty row set: no row passes its FROM/WHERE, so its single row "
-              "(counts 0, sums NULL) is an empty result for value refinement")
+_AGG_EMPTY = (
+    "the query aggregates an empty row set: no row passes its FROM/WHERE, so its single row "
+    "(counts 0, sums NULL) is an empty result for value refinement"
+)
 
 
-def aggregates_nothing(db: Database, sql: str, *, check: Callable[[str], DbError | None] | None = None,
-                       timeout_s: float = 3.0) -> bool:
+def aggregates_nothing(
+    db: Database, sql: str, *, check: Callable[[str], DbError | None] | None = None, timeout_s: float = 3.0
+) -> bool:
     """Whether ``sql`` aggregates without GROUP BY over an empty FROM/WHERE: its one row ([0, NULL]) is
     an empty result to value refinement, so a caller that saw that row should call ``refine``."""
 
@@ -243,8 +322,12 @@ def _aggregates_nothing(ast: exp.Expression | None, run: Callable[[str], object]
     running the FROM/WHERE alone as ``SELECT 1 ... LIMIT 1``."""
     if not isinstance(ast, exp.Select) or ast.args.get("group") or not (ast.args.get("from_") or ast.args.get("from")):
         return False
-    aggs = [a for e in ast.expressions for a in e.find_all(exp.AggFunc)
-            if not isinstance(a.parent, exp.Window) and a.find_ancestor(exp.Select) is ast]
+    aggs = [
+        a
+        for e in ast.expressions
+        for a in e.find_all(exp.AggFunc)
+        if not isinstance(a.parent, exp.Window) and a.find_ancestor(exp.Select) is ast
+    ]
     if not aggs:
         return False
     probe = ast.copy()
@@ -270,5 +353,9 @@ def _canon(ast: exp.Expression | None, sql: str, dialect: str) -> str:
 
 
 def _rows(res: QueryResult, opts: RefineOptions) -> dict:
-    return {"columns": [c.name for c in res.columns], "rows_preview": res.rows[: opts.preview_rows],
-            "row_count": res.row_count, "empty_result": res.empty}
+    return {
+        "columns": [c.name for c in res.columns],
+        "rows_preview": res.rows[: opts.preview_rows],
+        "row_count": res.row_count,
+        "empty_result": res.empty,
+    }

@@ -18,10 +18,8 @@ from actsagent.safeql.analyze import Analysis
 Cat = Literal["num", "text", "date", "bool", "any"]
 
 _NUMERIC_AGGS = (exp.Sum, exp.Avg, exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance)
-_TEXT_FUNCS = (exp.Upper, exp.Lower, exp.Trim, exp.Substring, exp.Concat, exp.DPipe, exp.TimeToStr,
-               exp.Initcap)
-_NUM_FUNCS = (exp.Count, exp.Sum, exp.Avg, exp.Length, exp.Abs, exp.Round, exp.Floor, exp.Ceil,
-              exp.Extract)
+_TEXT_FUNCS = (exp.Upper, exp.Lower, exp.Trim, exp.Substring, exp.Concat, exp.DPipe, exp.TimeToStr, exp.Initcap)
+_NUM_FUNCS = (exp.Count, exp.Sum, exp.Avg, exp.Length, exp.Abs, exp.Round, exp.Floor, exp.Ceil, exp.Extract)
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 
 
@@ -78,8 +76,9 @@ class TypeChecker:
             return {"bool"}, False
         if isinstance(e, exp.Cast):
             return {column_category(e.to.sql())}, False
-        if isinstance(e, _NUM_FUNCS) or isinstance(e, exp.Binary) and isinstance(
-                e, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod):
+        if isinstance(e, _NUM_FUNCS) or (
+            isinstance(e, exp.Binary) and isinstance(e, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod)
+        ):
             return {"num"}, False
         if isinstance(e, _TEXT_FUNCS):
             return {"text"}, False

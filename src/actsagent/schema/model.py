@@ -110,5 +110,6 @@ def render_schema(schema: SchemaInfo, *, tables: list[str] | None = None, sample
         plain = name.isidentifier() and name == name.lower() and name.upper() not in reserved
         return name if plain else exp.to_identifier(name, quoted=True).sql(schema.dialect)
 
-    return "\n\n".join(_render_table(t, samples, quote) for t in schema.tables
-                       if wanted is None or t.name.lower() in wanted)
+    return "\n\n".join(
+        _render_table(t, samples, quote) for t in schema.tables if wanted is None or t.name.lower() in wanted
+    )

@@ -19,6 +19,22 @@ from actsagent.schema_refine.views import (
     to_base,
 )
 
-__all__ = ["TRIAL_SCHEMA", "Candidate", "Decision", "Proposal", "RefinedDatabase", "Refinement", "TableMap",
-           "WorkloadItem", "create_views", "drop_views", "load_refinement", "propose_from_kb", "propose_with_llm",
-           "refine", "refined_info", "screen", "to_base"]
+__all__ = [
+    "TRIAL_SCHEMA",
+    "Candidate",
+    "Decision",
+    "Proposal",
+    "RefinedDatabase",
+    "Refinement",
+    "TableMap",
+    "WorkloadItem",
+    "create_views",
+    "drop_views",
+    "load_refinement",
+    "propose_from_kb",
+    "propose_with_llm",
+    "refine",
+    "refined_info",
+    "screen",
+    "to_base",
+]

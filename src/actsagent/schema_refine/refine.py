@@ -95,10 +95,16 @@ def propose_with_llm(candidates: list[Candidate], kb: Any, model: Any, *, k: int
         entry = t if cand.column is None else t.column(cand.column)
         if entry is None:
             continue
-        messages = render("refine_names", dialect=kb.dialect, table=t.name, column=cand.column or "",
-                          description=entry.description, k=k,
-                          neighbours=", ".join(c.name for c in t.columns if c.name != cand.column)[:600],
-                          samples=", ".join(repr(v) for v in getattr(entry, "samples", [])[:10]))
+        messages = render(
+            "refine_names",
+            dialect=kb.dialect,
+            table=t.name,
+            column=cand.column or "",
+            description=entry.description,
+            k=k,
+            neighbours=", ".join(c.name for c in t.columns if c.name != cand.column)[:600],
+            samples=", ".join(repr(v) for v in getattr(entry, "samples", [])[:10]),
+        )
         try:
             names = model.complete(messages, role="tools", response_model=Names).parsed.names
         except StructuredOutputError as e:
@@ -112,6 +118,7 @@ def propose_with_llm(candidates: list[Candidate], kb: Any, model: Any, *, k: int
 
 
 # ----- verification ------------------------------------------------------------------------------------
+
 
 class _Workload:
     """The workload's queries with their references and base results (computed once)."""
@@ -139,11 +146,15 @@ class _Workload:
 
     def touching(self, table: str, column: str | None) -> list[int]:
         t = table.lower()
-        return [i for i, (_, refs, _) in enumerate(self.items)
-                if (t in refs.tables if column is None else (t, column.lower()) in refs.columns)]
+        return [
+            i
+            for i, (_, refs, _) in enumerate(self.items)
+            if (t in refs.tables if column is None else (t, column.lower()) in refs.columns)
+        ]
 
-    def check(self, trial: PostgresDatabase, indices: list[int], tables: dict[str, str],
-              columns: dict[tuple[str, str], str]) -> tuple[bool, str, int | None]:
+    def check(
+        self, trial: PostgresDatabase, indices: list[int], tables: dict[str, str], columns: dict[tuple[str, str], str]
+    ) -> tuple[bool, str, int | None]:
         """Run the queries as written against the new names on ``trial``; (ok, reason, failing index)."""
         for i in indices:
             w, _, rows = self.items[i]
@@ -159,8 +170,9 @@ class _Workload:
         return True, "", None
 
 
-def _maps(info: SchemaInfo, kept: dict[tuple[str, str | None], str]) -> tuple[dict[str, str],
-                                                                               dict[tuple[str, str], str]]:
+def _maps(
+    info: SchemaInfo, kept: dict[tuple[str, str | None], str]
+) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
     tables = {t.lower(): new for (t, c), new in kept.items() if c is None}
     columns = {(t.lower(), c.lower()): new for (t, c), new in kept.items() if c is not None}
     return tables, columns
@@ -173,7 +185,9 @@ def _collision(info: SchemaInfo, table: str, column: str | None, new: str, kept:
         taken |= {n.lower() for (tt, c), n in kept.items() if c is None and tt.lower() != table.lower()}
         return f"table {new} exists" if new.lower() in taken else None
     others = {c.name.lower() for c in t.columns if c.name.lower() != column.lower()}  # type: ignore[union-attr]
-    others |= {n.lower() for (tt, c), n in kept.items() if tt.lower() == table.lower() and c and c.lower() != column.lower()}
+    others |= {
+        n.lower() for (tt, c), n in kept.items() if tt.lower() == table.lower() and c and c.lower() != column.lower()
+    }
     return f"column {new} exists in {table}" if new.lower() in others else None
 
 
@@ -181,8 +195,11 @@ def _refinement(db: Database, info: SchemaInfo, kept: dict[tuple[str, str | None
     out = Refinement(database=db.name, schema_name=schema)
     for t in info.tables:
         cols = {c.name: kept[(t.name, c.name)] for c in t.columns if (t.name, c.name) in kept}
-        out.tables.append(TableMap(base_schema=t.schema_name or "public", table=t.name,
-                                   view=kept.get((t.name, None), t.name), columns=cols))
+        out.tables.append(
+            TableMap(
+                base_schema=t.schema_name or "public", table=t.name, view=kept.get((t.name, None), t.name), columns=cols
+            )
+        )
     return out
 
 
@@ -198,13 +215,25 @@ def _propagate_keys(info: SchemaInfo, kept: dict[tuple[str, str | None], str]) -
                 continue
             new = kept.get((ref.name, ref.column(fk.ref_columns[0]).name if ref.column(fk.ref_columns[0]) else ""))
             col = t.column(fk.columns[0])
-            if new and col is not None and (t.name, col.name) not in out and not _collision(info, t.name, col.name, new, out):
+            if (
+                new
+                and col is not None
+                and (t.name, col.name) not in out
+                and not _collision(info, t.name, col.name, new, out)
+            ):
                 out[(t.name, col.name)] = new
     return out
 
 
-def refine(db: Database, proposals: list[Proposal], workload: list[WorkloadItem], *, schema: str = "refined",
-           ask: Ask | None = None, materialise: bool = True) -> Refinement:
+def refine(
+    db: Database,
+    proposals: list[Proposal],
+    workload: list[WorkloadItem],
+    *,
+    schema: str = "refined",
+    ask: Ask | None = None,
+    materialise: bool = True,
+) -> Refinement:
     """Verify ``proposals`` on ``workload`` and (unless ``materialise`` is off) create the views."""
     pg = require_postgres(db)
     if schema.lower() in ("public", "pg_catalog", "information_schema", "actsagent", "actsagent_kb", TRIAL_SCHEMA):
@@ -219,11 +248,12 @@ def refine(db: Database, proposals: list[Proposal], workload: list[WorkloadItem]
         for p in proposals:
             old = p.column or p.table
             if info.table(p.table) is None or (p.column and info.table(p.table).column(p.column) is None):  # type: ignore[union-attr]
-                decisions.append(Decision(table=p.table, column=p.column, old=old, new=None, reason="not in the database"))
+                decisions.append(
+                    Decision(table=p.table, column=p.column, old=old, new=None, reason="not in the database")
+                )
                 continue
             idx = wl.touching(p.table, p.column)
-            d = Decision(table=p.table, column=p.column, old=old, new=None, tried=p.names, queries=len(idx),
-                         reason="")
+            d = Decision(table=p.table, column=p.column, old=old, new=None, tried=p.names, queries=len(idx), reason="")
             if not idx:
                 d.reason = "no workload query touches it: nothing to verify against, original name kept"
                 decisions.append(d)
@@ -235,8 +265,13 @@ def refine(db: Database, proposals: list[Proposal], workload: list[WorkloadItem]
                     continue
                 trial_kept = {**kept, (p.table, p.column): name}
                 tables, columns = _maps(info, {(p.table, p.column): name})
-                create_views(pg, _refinement(pg, info, {(p.table, p.column): name}, TRIAL_SCHEMA), info,
-                             schema=TRIAL_SCHEMA, comment=False)
+                create_views(
+                    pg,
+                    _refinement(pg, info, {(p.table, p.column): name}, TRIAL_SCHEMA),
+                    info,
+                    schema=TRIAL_SCHEMA,
+                    comment=False,
+                )
                 trial.discard_broken_connections()
                 ok, why, _ = wl.check(trial, idx, tables, columns)
                 if ok and ask is not None:
@@ -260,8 +295,14 @@ def refine(db: Database, proposals: list[Proposal], workload: list[WorkloadItem]
     return out
 
 
-def _global_check(pg: PostgresDatabase, info: SchemaInfo, wl: _Workload, trial: PostgresDatabase,
-                  kept: dict[tuple[str, str | None], str], decisions: list[Decision]) -> dict:
+def _global_check(
+    pg: PostgresDatabase,
+    info: SchemaInfo,
+    wl: _Workload,
+    trial: PostgresDatabase,
+    kept: dict[tuple[str, str | None], str],
+    decisions: list[Decision],
+) -> dict:
     """All kept renames (and their propagated foreign keys) together: drop those a failing query touches."""
     while True:
         full = _propagate_keys(info, kept)
@@ -275,8 +316,12 @@ def _global_check(pg: PostgresDatabase, info: SchemaInfo, wl: _Workload, trial: 
                     decisions.append(Decision(table=t, column=c, old=c or t, new=new, reason="follows its renamed key"))
             return full
         _, refs, _ = wl.items[bad]  # type: ignore[index]
-        culprits = [k for k in kept if (k[1] is None and k[0].lower() in refs.tables)
-                    or (k[1] is not None and (k[0].lower(), k[1].lower()) in refs.columns)]
+        culprits = [
+            k
+            for k in kept
+            if (k[1] is None and k[0].lower() in refs.tables)
+            or (k[1] is not None and (k[0].lower(), k[1].lower()) in refs.columns)
+        ]
         if not culprits:  # a propagated key broke it: stop propagating by keeping nothing new
             return kept
         for k in culprits:
@@ -286,9 +331,11 @@ def _global_check(pg: PostgresDatabase, info: SchemaInfo, wl: _Workload, trial: 
                     d.new, d.reason = None, f"dropped: with the other renames, {why}"
 
 
-def _model_check(ask: Ask, wl: _Workload, idx: list[int], base: PostgresDatabase,
-                 trial: PostgresDatabase) -> tuple[bool, str]:
+def _model_check(
+    ask: Ask, wl: _Workload, idx: list[int], base: PostgresDatabase, trial: PostgresDatabase
+) -> tuple[bool, str]:
     """EGRefine's check: the model's execution accuracy on these questions must not drop."""
+
     def accuracy(db: PostgresDatabase) -> int:
         hits = 0
         for i in idx:
@@ -299,4 +346,7 @@ def _model_check(ask: Ask, wl: _Workload, idx: list[int], base: PostgresDatabase
         return hits
 
     before, after = accuracy(base), accuracy(trial)
-    return (after >= before, f"model accuracy {after}/{len(idx)} < {before}/{len(idx)} before" if after < before else "")
+    return (
+        after >= before,
+        f"model accuracy {after}/{len(idx)} < {before}/{len(idx)} before" if after < before else "",
+    )

@@ -31,14 +31,18 @@ def _q(name: str) -> str:
 
 def require_postgres(db: Database) -> PostgresDatabase:
     if db.dialect != "postgres" or not isinstance(db, PostgresDatabase):
-        raise UserError("refine-schema materialises views and needs PostgreSQL: load the SQLite file into the "
-                        "embedded server first (`actsagent db load FILE`), then refine that database")
+        raise UserError(
+            "refine-schema materialises views and needs PostgreSQL: load the SQLite file into the "
+            "embedded server first (`actsagent db load FILE`), then refine that database"
+        )
     return db
 
 
 def view_statement(tm: TableMap, info: TableInfo, schema: str) -> str:
-    cols = ", ".join(f"{_q(c.name)} AS {_q(tm.column_name(c.name))}" if tm.column_name(c.name) != c.name
-                     else _q(c.name) for c in info.columns)
+    cols = ", ".join(
+        f"{_q(c.name)} AS {_q(tm.column_name(c.name))}" if tm.column_name(c.name) != c.name else _q(c.name)
+        for c in info.columns
+    )
     return f"CREATE VIEW {_q(schema)}.{_q(tm.view)} AS SELECT {cols} FROM {_q(tm.base_schema)}.{_q(tm.table)}"
 
 
@@ -54,10 +58,12 @@ def _writer(db: PostgresDatabase) -> PostgresDatabase:
 
 def schema_state(db: PostgresDatabase, schema: str) -> tuple[bool, str | None, list[str]]:
     """(exists, marker comment, kinds of relations other than views in it)."""
-    res = db.execute(f"SELECT n.oid IS NOT NULL, obj_description(n.oid, 'pg_namespace'), "
-                     f"ARRAY(SELECT c.relname || ':' || c.relkind::text FROM pg_class c WHERE c.relnamespace = n.oid "
-                     f"AND c.relkind <> 'v') FROM (SELECT 1) x LEFT JOIN pg_namespace n ON n.nspname = "
-                     f"{exp.Literal.string(schema).sql('postgres')}")
+    res = db.execute(
+        f"SELECT n.oid IS NOT NULL, obj_description(n.oid, 'pg_namespace'), "
+        f"ARRAY(SELECT c.relname || ':' || c.relkind::text FROM pg_class c WHERE c.relnamespace = n.oid "
+        f"AND c.relkind <> 'v') FROM (SELECT 1) x LEFT JOIN pg_namespace n ON n.nspname = "
+        f"{exp.Literal.string(schema).sql('postgres')}"
+    )
     if not res.ok:
         raise UserError(f"cannot inspect schema {schema!r}: {res.message}")
     exists, comment, others = res.rows[0]
@@ -66,15 +72,16 @@ def schema_state(db: PostgresDatabase, schema: str) -> tuple[bool, str | None, l
 
 def _refuse_foreign(db: PostgresDatabase, schema: str) -> bool:
     exists, comment, others = schema_state(db, schema)
-    if exists and not (comment or "").startswith("{\"" + MARKER):
+    if exists and not (comment or "").startswith('{"' + MARKER):
         raise UserError(f"schema {schema!r} exists and was not made by actsagent: choose another --schema")
     if others:
         raise UserError(f"schema {schema!r} holds more than views ({', '.join(others[:5])}): refusing to touch it")
     return exists
 
 
-def create_views(db: PostgresDatabase, refinement: Refinement, base: SchemaInfo, *, schema: str | None = None,
-                 comment: bool = True) -> None:
+def create_views(
+    db: PostgresDatabase, refinement: Refinement, base: SchemaInfo, *, schema: str | None = None, comment: bool = True
+) -> None:
     """(Re)create the refinement's views in ``schema`` in one transaction; base tables are only read."""
     schema = schema or refinement.schema_name
     exists = _refuse_foreign(db, schema)
@@ -145,8 +152,9 @@ def refined_info(refinement: Refinement, base: SchemaInfo) -> SchemaInfo:
         t = base.table(tm.table)
         if t is None:
             continue
-        tables.append(TableInfo(name=tm.view, columns=[ColumnInfo(name=tm.column_name(c.name), type=c.type)
-                                                       for c in t.columns]))
+        tables.append(
+            TableInfo(name=tm.view, columns=[ColumnInfo(name=tm.column_name(c.name), type=c.type) for c in t.columns])
+        )
     return SchemaInfo(dialect=base.dialect, database=base.database, tables=tables)
 
 
@@ -167,5 +175,6 @@ def to_base(sql: str, refinement: Refinement, base: SchemaInfo) -> str:
     info = refined_info(refinement, base)
     tables = {tm.view.lower(): tm.table for tm in refinement.tables if tm.view != tm.table}
     columns = {(tm.view.lower(), new.lower()): old for tm in refinement.tables for old, new in tm.columns.items()}
-    return rename(tree.sql(dialect="postgres"), info, "postgres", tables=tables, columns=columns,
-                  keep_output_names=True)
+    return rename(
+        tree.sql(dialect="postgres"), info, "postgres", tables=tables, columns=columns, keep_output_names=True
+    )

@@ -6,15 +6,21 @@ through this table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel
 
 from actsagent.tools._context import NoModelError, ToolContext, ToolInputError, Usage, UsageMeter
 from actsagent.tools._results import ExecSummary
-from actsagent.tools.detect_ambiguities import (Ambiguity, DetectAmbiguitiesInput, DetectAmbiguitiesOutput,
-                                                Interpretation, detect_ambiguities)
+from actsagent.tools.detect_ambiguities import (
+    Ambiguity,
+    DetectAmbiguitiesInput,
+    DetectAmbiguitiesOutput,
+    Interpretation,
+    detect_ambiguities,
+)
 from actsagent.tools.generate_sql import GenerateSqlInput, GenerateSqlOutput, generate_sql
 from actsagent.tools.inspect_columns import ColumnProfile, InspectColumnsInput, InspectColumnsOutput, inspect_columns
 from actsagent.tools.judge import JudgeInput, JudgeScores, Verdict, judge
@@ -34,32 +40,106 @@ class ToolSpec:
     planner_input: dict[str, str]  # the fields a planner sets; the rest come from context
 
 
-TOOLS: dict[str, ToolSpec] = {t.name: t for t in (
-    ToolSpec("run_sql", run_sql, RunSqlInput, RunSqlOutput, False,
-             "execute SQL (a sub-query, a probe, a candidate) and see rows or the typed error",
-             {"sql": "SQL to run (default: the newest SQL on the path)"}),
-    ToolSpec("inspect_columns", inspect_columns, InspectColumnsInput, InspectColumnsOutput, False,
-             "sample/distinct values, null share, min/max and formats of table.column",
-             {"table": "table name", "columns": "list of column names (default: all)"}),
-    ToolSpec("detect_ambiguities", detect_ambiguities, DetectAmbiguitiesInput, DetectAmbiguitiesOutput, True,
-             "find ambiguous phrases in the intent; each interpretation becomes a child branch", {}),
-    ToolSpec("split_and_fix", split_and_fix, SplitAndFixInput, SplitAndFixOutput, False,
-             "split a failing query into clause-level sub-queries, localise the error, repair from that evidence",
-             {"sql": "the failing SQL (default: the newest SQL on the path)"}),
-    ToolSpec("safeql_refine", safeql_refine, SafeqlRefineInput, SafeqlRefineOutput, False,
-             "LLM-free search over small AST edits until the query executes (unknown names, joins, values)",
-             {"sql": "SQL to refine (default: the newest SQL on the path)"}),
-    ToolSpec("generate_sql", generate_sql, GenerateSqlInput, GenerateSqlOutput, False,
-             "leaf: a candidate, by default a minimal edit of the original SQL grounded in the path's evidence; "
-             "executed, run through the checks written from the request, and judged",
-             {"instructions": "optional: what to change", "sql": "optional: a concrete draft to start from",
-              "strategy": "optional: 'minimal_edit' (default) or 'rewrite' (written directly from the request, "
-                          "without the path's evidence)"}),
-)}
+TOOLS: dict[str, ToolSpec] = {
+    t.name: t
+    for t in (
+        ToolSpec(
+            "run_sql",
+            run_sql,
+            RunSqlInput,
+            RunSqlOutput,
+            False,
+            "execute SQL (a sub-query, a probe, a candidate) and see rows or the typed error",
+            {"sql": "SQL to run (default: the newest SQL on the path)"},
+        ),
+        ToolSpec(
+            "inspect_columns",
+            inspect_columns,
+            InspectColumnsInput,
+            InspectColumnsOutput,
+            False,
+            "sample/distinct values, null share, min/max and formats of table.column",
+            {"table": "table name", "columns": "list of column names (default: all)"},
+        ),
+        ToolSpec(
+            "detect_ambiguities",
+            detect_ambiguities,
+            DetectAmbiguitiesInput,
+            DetectAmbiguitiesOutput,
+            True,
+            "find ambiguous phrases in the intent; each interpretation becomes a child branch",
+            {},
+        ),
+        ToolSpec(
+            "split_and_fix",
+            split_and_fix,
+            SplitAndFixInput,
+            SplitAndFixOutput,
+            False,
+            "split a failing query into clause-level sub-queries, localise the error, repair from that evidence",
+            {"sql": "the failing SQL (default: the newest SQL on the path)"},
+        ),
+        ToolSpec(
+            "safeql_refine",
+            safeql_refine,
+            SafeqlRefineInput,
+            SafeqlRefineOutput,
+            False,
+            "LLM-free search over small AST edits until the query executes (unknown names, joins, values)",
+            {"sql": "SQL to refine (default: the newest SQL on the path)"},
+        ),
+        ToolSpec(
+            "generate_sql",
+            generate_sql,
+            GenerateSqlInput,
+            GenerateSqlOutput,
+            False,
+            "leaf: a candidate, by default a minimal edit of the original SQL grounded in the path's evidence; "
+            "executed, run through the checks written from the request, and judged",
+            {
+                "instructions": "optional: what to change",
+                "sql": "optional: a concrete draft to start from",
+                "strategy": "optional: 'minimal_edit' (default) or 'rewrite' (written directly from the request, "
+                "without the path's evidence)",
+            },
+        ),
+    )
+}
 
-__all__ = ["TOOLS", "Ambiguity", "ColumnProfile", "DetectAmbiguitiesInput", "DetectAmbiguitiesOutput", "ExecSummary",
-           "GenerateSqlInput", "GenerateSqlOutput", "InspectColumnsInput", "InspectColumnsOutput", "Interpretation",
-           "JudgeInput", "JudgeScores", "Localisation", "NoModelError", "RunSqlInput", "RunSqlOutput",
-           "SafeqlRefineInput", "SafeqlRefineOutput", "SplitAndFixInput", "SplitAndFixOutput", "ToolContext",
-           "ToolInputError", "ToolSpec", "Usage", "UsageMeter", "Verdict", "detect_ambiguities", "generate_sql",
-           "inspect_columns", "judge", "localise", "run_sql", "safeql_refine", "split_and_fix"]
+__all__ = [
+    "TOOLS",
+    "Ambiguity",
+    "ColumnProfile",
+    "DetectAmbiguitiesInput",
+    "DetectAmbiguitiesOutput",
+    "ExecSummary",
+    "GenerateSqlInput",
+    "GenerateSqlOutput",
+    "InspectColumnsInput",
+    "InspectColumnsOutput",
+    "Interpretation",
+    "JudgeInput",
+    "JudgeScores",
+    "Localisation",
+    "NoModelError",
+    "RunSqlInput",
+    "RunSqlOutput",
+    "SafeqlRefineInput",
+    "SafeqlRefineOutput",
+    "SplitAndFixInput",
+    "SplitAndFixOutput",
+    "ToolContext",
+    "ToolInputError",
+    "ToolSpec",
+    "Usage",
+    "UsageMeter",
+    "Verdict",
+    "detect_ambiguities",
+    "generate_sql",
+    "inspect_columns",
+    "judge",
+    "localise",
+    "run_sql",
+    "safeql_refine",
+    "split_and_fix",
+]

@@ -47,8 +47,11 @@ class UsageMeter:
     window: Usage = field(default_factory=Usage)
 
     def record(self, response: Any) -> None:
-        u = Usage(llm_calls=1, llm_ms=float(getattr(response, "latency_ms", 0.0) or 0.0),
-                  cached_calls=1 if getattr(response, "cached", False) else 0)
+        u = Usage(
+            llm_calls=1,
+            llm_ms=float(getattr(response, "latency_ms", 0.0) or 0.0),
+            cached_calls=1 if getattr(response, "cached", False) else 0,
+        )
         usage = getattr(response, "usage", None)
         if usage is not None:
             u.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -125,8 +128,9 @@ class ToolContext:
     def __post_init__(self) -> None:
         self._schema_given = self.schema_text is not None
 
-    def complete(self, template: str, *, role: str, response_model: type[BaseModel] | None = None,
-                 **variables: Any) -> Any:
+    def complete(
+        self, template: str, *, role: str, response_model: type[BaseModel] | None = None, **variables: Any
+    ) -> Any:
         """Render ``template``, call the model, meter the call; returns the LLM response.
 
         ``StructuredOutputError`` (the model's fault) propagates to the caller, which records it.

@@ -22,10 +22,18 @@ from sqlglot.tokens import Tokenizer, TokenType
 ClauseKind = Literal["unit", "join", "filter", "projection", "aggregation", "order"]
 
 _CLAUSE_TOKENS = {
-    TokenType.WITH: "WITH", TokenType.SELECT: "SELECT", TokenType.FROM: "FROM", TokenType.JOIN: "JOIN",
-    TokenType.ON: "JOIN ... ON", TokenType.WHERE: "WHERE", TokenType.GROUP_BY: "GROUP BY",
-    TokenType.HAVING: "HAVING", TokenType.ORDER_BY: "ORDER BY", TokenType.LIMIT: "LIMIT",
-    TokenType.UNION: "UNION", TokenType.USING: "JOIN ... USING",
+    TokenType.WITH: "WITH",
+    TokenType.SELECT: "SELECT",
+    TokenType.FROM: "FROM",
+    TokenType.JOIN: "JOIN",
+    TokenType.ON: "JOIN ... ON",
+    TokenType.WHERE: "WHERE",
+    TokenType.GROUP_BY: "GROUP BY",
+    TokenType.HAVING: "HAVING",
+    TokenType.ORDER_BY: "ORDER BY",
+    TokenType.LIMIT: "LIMIT",
+    TokenType.UNION: "UNION",
+    TokenType.USING: "JOIN ... USING",
 }
 _CLAUSE_RE = re.compile(r"\b(WITH|SELECT|FROM|JOIN|ON|WHERE|GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT|UNION|USING)\b", re.I)
 
@@ -107,7 +115,8 @@ def clause_queries(unit: Unit) -> list[tuple[ClauseKind, exp.Expression]]:
 
     one = [exp.Literal.number(1)]
     has_agg = bool(s.args.get("group") or s.args.get("having")) or any(
-        e.find(exp.AggFunc) is not None for e in s.expressions)
+        e.find(exp.AggFunc) is not None for e in s.expressions
+    )
     if s.args.get("joins"):
         out.append(("join", base(one).limit(5)))
     if s.args.get("where") is not None:
@@ -133,8 +142,9 @@ def clause_queries(unit: Unit) -> list[tuple[ClauseKind, exp.Expression]]:
 def output_columns(unit: Unit, dialect: str, schema: dict[str, dict[str, str]]) -> list[tuple[str, str]] | None:
     """(name, type) of a unit's output, or None when it cannot be known statically (``*``)."""
     s = unit.select
-    if not isinstance(s, exp.Select) or any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
-                                            for e in s.expressions):
+    if not isinstance(s, exp.Select) or any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in s.expressions
+    ):
         return None
     names = s.named_selects
     types = ["TEXT"] * len(names)
@@ -142,13 +152,16 @@ def output_columns(unit: Unit, dialect: str, schema: dict[str, dict[str, str]]) 
         from sqlglot.optimizer.annotate_types import annotate_types
         from sqlglot.optimizer.qualify import qualify
 
-        typed = annotate_types(qualify(s.copy(), schema=schema, dialect=dialect, validate_qualify_columns=False),
-                               schema=schema, dialect=dialect)
+        typed = annotate_types(
+            qualify(s.copy(), schema=schema, dialect=dialect, validate_qualify_columns=False),
+            schema=schema,
+            dialect=dialect,
+        )
         for i, e in enumerate(typed.expressions):
             t = e.type
             if t is not None and not t.is_type(exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL):
                 types[i] = t.sql(dialect=dialect)
-    except Exception:  # noqa: BLE001 - a query that does not qualify still gets TEXT stand-ins
+    except Exception:
         pass
     if len(names) != len(s.expressions) or not all(names):
         return None
@@ -166,8 +179,9 @@ def temp_table(name: str, cols: list[tuple[str, str]], dialect: str) -> str:
     return f"CREATE TEMPORARY TABLE {q(name)} ({', '.join(f'{q(c)} {t}' for c, t in cols)}) ON COMMIT DROP"
 
 
-def decompose(sql: str, dialect: str, schema: dict[str, dict[str, str]], *,
-              temp_tables: bool = False) -> list[ClauseQuery]:
+def decompose(
+    sql: str, dialect: str, schema: dict[str, dict[str, str]], *, temp_tables: bool = False
+) -> list[ClauseQuery]:
     """All clause queries of ``sql`` with empty stand-ins for their dependencies; raises ParseError.
 
     ``temp_tables``: the stand-ins are empty ``CREATE TEMPORARY TABLE ... ON COMMIT DROP`` tables
@@ -192,7 +206,9 @@ def decompose(sql: str, dialect: str, schema: dict[str, dict[str, str]], *,
             elif d in stubs:
                 prefix.append(stubs[d])
             else:  # cannot stub (SELECT *): keep the real definition, at the cost of independence
-                prefix.append(f"{exp.to_identifier(d).sql(dialect=dialect)} AS ({by_name[d].select.sql(dialect=dialect)})")
+                prefix.append(
+                    f"{exp.to_identifier(d).sql(dialect=dialect)} AS ({by_name[d].select.sql(dialect=dialect)})"
+                )
         for kind, q in clause_queries(u):
             body = q.sql(dialect=dialect)
             text = f"WITH {', '.join(prefix)} {body}" if prefix else body
@@ -230,7 +246,7 @@ def clause_at(sql: str, position: int | None) -> tuple[str | None, str]:
     if position is None or position < 1:
         return None, ""
     pos = position - 1
-    snippet = sql[max(0, pos - 30): pos + 30].replace("\n", " ")
+    snippet = sql[max(0, pos - 30) : pos + 30].replace("\n", " ")
     clause = None
     try:
         for tok in Tokenizer().tokenize(sql):
@@ -238,7 +254,7 @@ def clause_at(sql: str, position: int | None) -> tuple[str | None, str]:
                 break
             if tok.token_type in _CLAUSE_TOKENS:
                 clause = _CLAUSE_TOKENS[tok.token_type]
-    except Exception:  # noqa: BLE001 - untokenisable text (an open quote): fall back to a keyword scan
+    except Exception:
         for m in _CLAUSE_RE.finditer(sql[: pos + 1]):
             clause = re.sub(r"\s+", " ", m.group(1).upper())
     return clause, snippet

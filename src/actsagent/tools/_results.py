@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field
 
 from actsagent.db import DbError, QueryResult
 
-
 SMALL_RESULT = 10  # results up to this many rows are shown whole
 PREVIEW_ROWS = 5  # rows shown of a larger result
 
@@ -32,10 +31,17 @@ class ExecSummary(BaseModel):
         if res.ok:
             assert isinstance(res, QueryResult)
             rows = [[_jsonable(v) for v in r] for r in res.rows[:max_rows]]
-            return cls(sql=res.sql, ok=True, columns=[c.name for c in res.columns], rows=rows,
-                       row_count=res.row_count, truncated=res.truncated or res.row_count > max_rows,
-                       capped=res.truncated,
-                       status=res.status, elapsed_ms=res.elapsed_ms)
+            return cls(
+                sql=res.sql,
+                ok=True,
+                columns=[c.name for c in res.columns],
+                rows=rows,
+                row_count=res.row_count,
+                truncated=res.truncated or res.row_count > max_rows,
+                capped=res.truncated,
+                status=res.status,
+                elapsed_ms=res.elapsed_ms,
+            )
         assert isinstance(res, DbError)
         return cls(sql=res.sql, ok=False, error=res, elapsed_ms=res.elapsed_ms)
 
@@ -63,8 +69,11 @@ class ExecSummary(BaseModel):
         if rows is None:
             rows = SMALL_RESULT if self.row_count <= SMALL_RESULT and not self.capped else PREVIEW_ROWS
         body = [" | ".join("NULL" if v is None else str(v) for v in r) for r in self.rows[:rows]]
-        total = f"{self.row_count}+ rows (cut at the row cap)" if self.capped else \
-            f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
+        total = (
+            f"{self.row_count}+ rows (cut at the row cap)"
+            if self.capped
+            else f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
+        )
         if self.row_count == 0:
             shown = ""
         elif len(body) >= self.row_count and not self.capped:

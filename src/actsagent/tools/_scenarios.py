@@ -84,8 +84,10 @@ class ScenarioEnv:
             return f"no disposable copy of a {db.dialect} database can be made"
         allowed = self.ctx.verify_copies if self.ctx.verify_copies is not None else self.ctx.sandbox_mode
         if not allowed:
-            return ("the database is live (strict policy) and copying it would end its other sessions; "
-                    "allow verification copies to run this check")
+            return (
+                "the database is live (strict policy) and copying it would end its other sessions; "
+                "allow verification copies to run this check"
+            )
         return None
 
     # ---- scenario databases ---------------------------------------------------------------------
@@ -109,8 +111,9 @@ class ScenarioEnv:
         self._dbs[key] = copy
         return copy
 
-    def run(self, key: str, setup: list[TableRows], statements: list[str], policy: Policy,
-            reads: list[str]) -> tuple[list[QueryResult | DbError], list[QueryResult | DbError]]:
+    def run(
+        self, key: str, setup: list[TableRows], statements: list[str], policy: Policy, reads: list[str]
+    ) -> tuple[list[QueryResult | DbError], list[QueryResult | DbError]]:
         """Run ``statements`` (stopping at the first error), then each read query, in scenario ``key``."""
         base = self.database(key, setup)
         if all(is_read(s) for s in statements):
@@ -188,8 +191,16 @@ def _copy_of(db: Any) -> Iterator[PostgresDatabase]:
 
 def _explainable(sql: str) -> bool:
     head = sql.lstrip().lstrip("(").split(None, 1)
-    return bool(head) and head[0].upper() in ("SELECT", "WITH", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE",
-                                             "MERGE")
+    return bool(head) and head[0].upper() in (
+        "SELECT",
+        "WITH",
+        "VALUES",
+        "TABLE",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+    )
 
 
 def _run_statements(db: Any, statements: list[str], policy: Policy, *, read_only: bool) -> list[QueryResult | DbError]:
@@ -235,8 +246,10 @@ def setup_script(ctx: ToolContext, setup: list[TableRows]) -> list[str]:
             if col is None:
                 raise CannotRun(f"table {table.name} has no column {c!r}")
             cols.append(col.name)
-        target = exp.Table(this=exp.to_identifier(table.name, quoted=True),
-                           db=exp.to_identifier(table.schema_name, quoted=True) if table.schema_name else None)
+        target = exp.Table(
+            this=exp.to_identifier(table.name, quoted=True),
+            db=exp.to_identifier(table.schema_name, quoted=True) if table.schema_name else None,
+        )
         name = target.sql(dialect="postgres")
         if part.replace:
             deletes.append(f"DELETE FROM {name}")

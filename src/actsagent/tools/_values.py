@@ -179,15 +179,18 @@ def matches(expected: Any, got: Any) -> bool:
     return str(expected).strip() == str(got).strip()
 
 
-def rows_match(expected: list[list[Any]], got: list[list[Any]], *, ordered: bool, exact: bool) -> tuple[bool, list, list]:
+def rows_match(
+    expected: list[list[Any]], got: list[list[Any]], *, ordered: bool, exact: bool
+) -> tuple[bool, list, list]:
     """Match expected rows to returned rows; (ok, expected rows not found, returned rows not expected)."""
+
     def row_ok(e: list[Any], g: list[Any]) -> bool:
         return len(e) == len(g) and all(matches(a, b) for a, b in zip(e, g, strict=True))
 
     if ordered and exact:
         pairs = list(zip(expected, got))
-        missing = [e for e, g in pairs if not row_ok(e, g)] + expected[len(got):]
-        extra = [g for e, g in pairs if not row_ok(e, g)] + got[len(expected):]
+        missing = [e for e, g in pairs if not row_ok(e, g)] + expected[len(got) :]
+        extra = [g for e, g in pairs if not row_ok(e, g)] + got[len(expected) :]
         return not missing and not extra, missing, extra
     if ordered:  # the expected rows appear in this order among the returned ones
         pos, missing = 0, []

@@ -43,8 +43,9 @@ class ExpectedRows(BaseModel):
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Scalar]] = Field(default_factory=list)
     ordered: bool = Field(default=False, description="the request fixes the row order")
-    match: Literal["exact", "contains"] = Field(default="exact",
-                                                description="exact: these are all the rows; contains: among them")
+    match: Literal["exact", "contains"] = Field(
+        default="exact", description="exact: these are all the rows; contains: among them"
+    )
 
 
 class ExpectedColumn(BaseModel):
@@ -66,8 +67,11 @@ class RowCountCheck(BaseModel):
     why: str = ""
     relation: Literal["exactly", "at_most", "at_least"] = "exactly"
     count: int | None = Field(default=None, ge=0, description="a fixed number (1 for 'the single ...')")
-    count_query: str | None = Field(default=None, description="a read query whose one value is the number, for "
-                                                              "'one row per X': SELECT count(DISTINCT x) FROM ...")
+    count_query: str | None = Field(
+        default=None,
+        description="a read query whose one value is the number, for "
+        "'one row per X': SELECT count(DISTINCT x) FROM ...",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> RowCountCheck:
@@ -82,8 +86,9 @@ class UniqueCheck(BaseModel):
     kind: Literal["unique"] = "unique"
     id: str = ""
     why: str = ""
-    positions: list[int] = Field(default_factory=list, description="1-based output columns unique together; "
-                                                                   "empty: no two rows are equal")
+    positions: list[int] = Field(
+        default_factory=list, description="1-based output columns unique together; empty: no two rows are equal"
+    )
 
 
 class OrderingCheck(BaseModel):
@@ -105,13 +110,15 @@ class ScenarioCheck(BaseModel):
     id: str = ""
     why: str = ""
     setup: list[TableRows] = Field(default_factory=list)
-    query: str | None = Field(default=None, description="read query run after the SQL; omit to check the SQL's "
-                                                        "own output")
+    query: str | None = Field(
+        default=None, description="read query run after the SQL; omit to check the SQL's own output"
+    )
     expected: ExpectedRows
 
 
-WrittenCheck = Annotated[ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck | ScenarioCheck,
-                         Field(discriminator="kind")]
+WrittenCheck = Annotated[
+    ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck | ScenarioCheck, Field(discriminator="kind")
+]
 
 
 class SameResultCheck(BaseModel):
@@ -131,8 +138,7 @@ class FasterCheck(BaseModel):
 
 
 Check = ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck | ScenarioCheck | SameResultCheck | FasterCheck
-CheckKind = Literal["columns", "row_count", "unique", "ordering", "example", "edge", "state", "same_result",
-                    "faster"]
+CheckKind = Literal["columns", "row_count", "unique", "ordering", "example", "edge", "state", "same_result", "faster"]
 STRONG_KINDS = ("example", "edge", "state", "same_result", "faster")  # data the request fixes, not shape alone
 
 
@@ -140,11 +146,13 @@ class CheckPlan(BaseModel):
     """The model's reply: checks plus probe rows. Ids are assigned here (c1, c2, ...)."""
 
     about_speed: bool = Field(default=False, description="the request is about making the SQL faster")
-    same_result_as_original: bool = Field(default=False, description="the request says the original's results "
-                                                                     "are right (only speed or form must change)")
+    same_result_as_original: bool = Field(
+        default=False, description="the request says the original's results are right (only speed or form must change)"
+    )
     checks: list[WrittenCheck] = Field(default_factory=list)
-    probe_rows: list[TableRows] = Field(default_factory=list, description="extra rows that exercise the "
-                                                                          "predicates and joins")
+    probe_rows: list[TableRows] = Field(
+        default_factory=list, description="extra rows that exercise the predicates and joins"
+    )
 
     @field_validator("checks")
     @classmethod
@@ -171,8 +179,10 @@ class CheckPlan(BaseModel):
             return "no checks could be written from the request"
         parts = [describe(c) for c in self.all_checks()]
         if self.probe_rows:
-            parts.append(f"probe data: {sum(len(t.rows) for t in self.probe_rows)} row(s) in "
-                         f"{', '.join(dict.fromkeys(t.table for t in self.probe_rows))}")
+            parts.append(
+                f"probe data: {sum(len(t.rows) for t in self.probe_rows)} row(s) in "
+                f"{', '.join(dict.fromkeys(t.table for t in self.probe_rows))}"
+            )
         return "; ".join(parts)
 
 
@@ -202,9 +212,11 @@ class WriteChecksInput(BaseModel):
     original_sql: str | list[str] | None = None
 
 
-_SPEED = re.compile(r"\b(slow|slower|slowly|speed\s*up|faster|performance|performant|optimi[sz]\w*|efficien\w*|"
-                    r"execution plan|query plan|index(es)? (is|are) not used|takes? (too )?long|seq(uential)? scan)\b",
-                    re.IGNORECASE)
+_SPEED = re.compile(
+    r"\b(slow|slower|slowly|speed\s*up|faster|performance|performant|optimi[sz]\w*|efficien\w*|"
+    r"execution plan|query plan|index(es)? (is|are) not used|takes? (too )?long|seq(uential)? scan)\b",
+    re.IGNORECASE,
+)
 
 
 def mentions_speed(intent: str) -> bool:
@@ -214,10 +226,16 @@ def mentions_speed(intent: str) -> bool:
 
 def write_checks(inp: WriteChecksInput, ctx: ToolContext) -> CheckPlan:
     """One LLM call; ``StructuredOutputError`` propagates (the graph records it and runs without checks)."""
-    resp = ctx.complete("write_checks", role="judge", response_model=CheckPlan, intent=inp.intent,
-                        original_sql=statements_text(inp.original_sql),
-                        **ctx.schema_vars(sql=inp.original_sql, intent=inp.intent), max_checks=MAX_CHECKS,
-                        max_rows=MAX_SETUP_ROWS)
+    resp = ctx.complete(
+        "write_checks",
+        role="judge",
+        response_model=CheckPlan,
+        intent=inp.intent,
+        original_sql=statements_text(inp.original_sql),
+        **ctx.schema_vars(sql=inp.original_sql, intent=inp.intent),
+        max_checks=MAX_CHECKS,
+        max_rows=MAX_SETUP_ROWS,
+    )
     plan: CheckPlan = resp.parsed
     if not plan.about_speed and mentions_speed(inp.intent):
         plan = plan.model_copy(update={"about_speed": True})

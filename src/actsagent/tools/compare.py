@@ -66,8 +66,14 @@ def _diff(run: ScenarioRun, a: QueryOutput, b: QueryOutput) -> OutputDiff | None
     if same_shape and a.digest == b.digest:
         if a.sequence_digest == b.sequence_digest:
             return None
-        return OutputDiff(scenario=run.scenario, title=run.title, query=a.query, a=_side(a), b=_side(b),
-                          note="the same rows in a different order")
+        return OutputDiff(
+            scenario=run.scenario,
+            title=run.title,
+            query=a.query,
+            a=_side(a),
+            b=_side(b),
+            note="the same rows in a different order",
+        )
     if not a.ok and not b.ok and a.error == b.error:
         return None
     d = OutputDiff(scenario=run.scenario, title=run.title, query=a.query, a=_side(a), b=_side(b))
@@ -77,8 +83,10 @@ def _diff(run: ScenarioRun, a: QueryOutput, b: QueryOutput) -> OutputDiff | None
         d.only_a = [r for r in a.rows if _take(only_a, row_key(r))]
         d.only_b = [r for r in b.rows if _take(only_b, row_key(r))]
         if not d.only_a and not d.only_b:
-            d.note = (f"the first {min(len(a.rows), len(b.rows))} rows kept are the same; the outputs differ "
-                      "beyond them or in column types")
+            d.note = (
+                f"the first {min(len(a.rows), len(b.rows))} rows kept are the same; the outputs differ "
+                "beyond them or in column types"
+            )
     return d
 
 
@@ -139,8 +147,9 @@ class CandidateJudgement(BaseModel):
 
 class ComparisonReply(BaseModel):
     verdicts: list[CandidateJudgement] = Field(default_factory=list)
-    best: str | None = Field(default=None, description="label of the candidate that answers the request, or null "
-                                                       "when none does")
+    best: str | None = Field(
+        default=None, description="label of the candidate that answers the request, or null when none does"
+    )
     reason: str = ""
 
 
@@ -158,21 +167,40 @@ def compare_candidates(inp: CompareInput, ctx: ToolContext) -> Comparison:
     """One judge call over all contenders; the differences between each pair are shown, not previews alone."""
     diffs: list[str] = []
     for i, x in enumerate(inp.contenders):
-        for y in inp.contenders[i + 1:]:
+        for y in inp.contenders[i + 1 :]:
             for d in differences(x.verification, y.verification):
                 diffs.append(d.describe(f"{x.label}", f"{y.label}"))
     labels = [c.label for c in inp.contenders]
-    contenders = [{"label": c.label, "node": c.node, "origin": c.origin, "sql": statements_text(c.sql),
-                   "checks": [r.line() for r in c.verification.results], "judged": c.judged,
-                   "output": _sample_output(c.verification)} for c in inp.contenders]
-    probe = [f"{t.table} ({', '.join(t.columns)}): " + "; ".join(_row(r) for r in t.rows[:12])
-             + (f" and {len(t.rows) - 12} more" if len(t.rows) > 12 else "")
-             for t in (inp.checks.probe_rows if inp.checks else [])]
-    resp = ctx.complete("compare_candidates", role="judge", response_model=ComparisonReply, intent=inp.intent,
-                        original_sql=statements_text(inp.original_sql), contenders=contenders, differences=diffs,
-                        checks=[describe(c) for c in inp.checks.all_checks()] if inp.checks else [],
-                        probe=probe, **ctx.schema_vars(sql=[s for c in inp.contenders for s in _stmts(c.sql)],
-                                                       intent=inp.intent))
+    contenders = [
+        {
+            "label": c.label,
+            "node": c.node,
+            "origin": c.origin,
+            "sql": statements_text(c.sql),
+            "checks": [r.line() for r in c.verification.results],
+            "judged": c.judged,
+            "output": _sample_output(c.verification),
+        }
+        for c in inp.contenders
+    ]
+    probe = [
+        f"{t.table} ({', '.join(t.columns)}): "
+        + "; ".join(_row(r) for r in t.rows[:12])
+        + (f" and {len(t.rows) - 12} more" if len(t.rows) > 12 else "")
+        for t in (inp.checks.probe_rows if inp.checks else [])
+    ]
+    resp = ctx.complete(
+        "compare_candidates",
+        role="judge",
+        response_model=ComparisonReply,
+        intent=inp.intent,
+        original_sql=statements_text(inp.original_sql),
+        contenders=contenders,
+        differences=diffs,
+        checks=[describe(c) for c in inp.checks.all_checks()] if inp.checks else [],
+        probe=probe,
+        **ctx.schema_vars(sql=[s for c in inp.contenders for s in _stmts(c.sql)], intent=inp.intent),
+    )
     reply: ComparisonReply = resp.parsed
     if reply.best is not None and reply.best not in labels:
         raise ToolInputError(f"the comparison named candidate {reply.best!r}; the candidates were {labels}")

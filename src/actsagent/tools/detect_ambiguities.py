@@ -40,14 +40,22 @@ class DetectAmbiguitiesOutput(AmbiguityReport):
             return "no ambiguity found"
         lines = []
         for a in self.ambiguities:
-            lines.append(f"{a.phrase!r}: " + " | ".join(f"({i + 1}) {x.description}"
-                                                       for i, x in enumerate(a.interpretations)))
+            lines.append(
+                f"{a.phrase!r}: " + " | ".join(f"({i + 1}) {x.description}" for i, x in enumerate(a.interpretations))
+            )
         return "\n".join(lines)
 
 
 def detect_ambiguities(inp: DetectAmbiguitiesInput, ctx: ToolContext) -> DetectAmbiguitiesOutput:
     sql = statements_text(inp.sql)
-    resp = ctx.complete("detect_ambiguities", role="tools", response_model=AmbiguityReport,
-                        intent=inp.intent, sql=sql or "", **ctx.schema_vars(sql=inp.sql, intent=inp.intent), max_ambiguities=inp.max_ambiguities)
+    resp = ctx.complete(
+        "detect_ambiguities",
+        role="tools",
+        response_model=AmbiguityReport,
+        intent=inp.intent,
+        sql=sql or "",
+        **ctx.schema_vars(sql=inp.sql, intent=inp.intent),
+        max_ambiguities=inp.max_ambiguities,
+    )
     report: AmbiguityReport = resp.parsed
     return DetectAmbiguitiesOutput(ambiguities=report.ambiguities[: inp.max_ambiguities])

@@ -20,7 +20,6 @@ from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import is_statement_list, statements_text
 from actsagent.tools.run_sql import RunSqlInput, RunSqlOutput, run_sql
 
-
 Strategy = Literal["minimal_edit", "rewrite"]
 
 
@@ -36,8 +35,10 @@ class GenerateSqlInput(BaseModel):
 
 
 class GeneratedSQL(BaseModel):
-    sql: str | list[str] = Field(description="a single statement as a string; for a statement list, an array "
-                                             "holding every statement in execution order (no trailing ';')")
+    sql: str | list[str] = Field(
+        description="a single statement as a string; for a statement list, an array "
+        "holding every statement in execution order (no trailing ';')"
+    )
     rationale: str = ""
 
 
@@ -63,12 +64,23 @@ def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
         gen = write_directly(ctx, inp.intent, inp.original_sql, inp.hypothesis)
         sql, source, why = _clean(gen.sql), "llm", gen.rationale
     elif inp.use_llm and ctx.model is not None:
-        resp = ctx.complete("generate_sql", role="tools", response_model=GeneratedSQL, intent=inp.intent,
-                            original_sql=statements_text(inp.original_sql), hypothesis=inp.hypothesis,
-                            evidence=inp.evidence, draft_sql=statements_text(inp.draft_sql), feedback=inp.feedback,
-                            **ctx.schema_vars(sql=sql_list(inp.original_sql, inp.draft_sql),
-                                                intent="\n".join([inp.intent, inp.hypothesis, *inp.evidence])), statement_list=is_statement_list(inp.original_sql),
-                            sandbox=ctx.sandbox_mode)
+        resp = ctx.complete(
+            "generate_sql",
+            role="tools",
+            response_model=GeneratedSQL,
+            intent=inp.intent,
+            original_sql=statements_text(inp.original_sql),
+            hypothesis=inp.hypothesis,
+            evidence=inp.evidence,
+            draft_sql=statements_text(inp.draft_sql),
+            feedback=inp.feedback,
+            **ctx.schema_vars(
+                sql=sql_list(inp.original_sql, inp.draft_sql),
+                intent="\n".join([inp.intent, inp.hypothesis, *inp.evidence]),
+            ),
+            statement_list=is_statement_list(inp.original_sql),
+            sandbox=ctx.sandbox_mode,
+        )
         gen: GeneratedSQL = resp.parsed
         sql, source, why = _clean(gen.sql), "llm", gen.rationale
     elif inp.draft_sql:
@@ -80,23 +92,36 @@ def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
 
         raise ToolInputError("generate_sql needs a model, a draft or an original SQL")
     execution = run_sql(RunSqlInput(sql=sql), ctx)
-    return GenerateSqlOutput(sql=sql, source=source, rationale=why, execution=execution,
-                             strategy=inp.strategy if source == "llm" else "minimal_edit")
+    return GenerateSqlOutput(
+        sql=sql,
+        source=source,
+        rationale=why,
+        execution=execution,
+        strategy=inp.strategy if source == "llm" else "minimal_edit",
+    )
 
 
-def write_directly(ctx: ToolContext, intent: str, original_sql: str | list[str] | None,
-                   hypothesis: str = "") -> GeneratedSQL:
+def write_directly(
+    ctx: ToolContext, intent: str, original_sql: str | list[str] | None, hypothesis: str = ""
+) -> GeneratedSQL:
     """One call with the single-shot prompt (the request, the SQL, the schema; a reading if given): the
     single-shot baseline and the tree's direct-rewrite sibling are the same request."""
-    resp = ctx.complete("single_shot", role="tools", response_model=GeneratedSQL, intent=intent,
-                        original_sql=statements_text(original_sql), hypothesis=hypothesis,
-                        **ctx.schema_vars(sql=original_sql, intent=intent),
-                        statement_list=is_statement_list(original_sql))
+    resp = ctx.complete(
+        "single_shot",
+        role="tools",
+        response_model=GeneratedSQL,
+        intent=intent,
+        original_sql=statements_text(original_sql),
+        hypothesis=hypothesis,
+        **ctx.schema_vars(sql=original_sql, intent=intent),
+        statement_list=is_statement_list(original_sql),
+    )
     return resp.parsed
 
 
 def _clean(sql: str | list[str]) -> str | list[str]:
     """Strip code fences and trailing semicolons models add; keep statement lists as lists."""
+
     def one(s: str) -> str:
         s = s.strip()
         if s.startswith("```"):

@@ -64,8 +64,10 @@ class ColumnProfile(BaseModel):
             return f"{self.table}.{self.column}: ERROR {self.error}"
         top = ", ".join(f"{v.value!r}x{v.count}" for v in self.top_values[:6])
         fmts = ", ".join(f"{f.value}x{f.count}" for f in self.formats[:3])
-        return (f"{self.table}.{self.column} ({self.type}): {self.rows} rows, {self.null_share:.0%} null, "
-                f"{self.distinct} distinct, min={self.min!r} max={self.max!r}; top: {top}; formats: {fmts}")
+        return (
+            f"{self.table}.{self.column} ({self.type}): {self.rows} rows, {self.null_share:.0%} null, "
+            f"{self.distinct} distinct, min={self.min!r} max={self.max!r}; top: {top}; formats: {fmts}"
+        )
 
 
 class InspectColumnsOutput(BaseModel):
@@ -85,9 +87,13 @@ def inspect_columns(inp: InspectColumnsInput, ctx: ToolContext) -> InspectColumn
     for name in names:
         col = table.column(name)
         if col is None:
-            profiles.append(ColumnProfile(table=table.name, column=name,
-                                          error=f"no column {name!r} in {table.name}; columns: "
-                                                f"{', '.join(c.name for c in table.columns)}"))
+            profiles.append(
+                ColumnProfile(
+                    table=table.name,
+                    column=name,
+                    error=f"no column {name!r} in {table.name}; columns: {', '.join(c.name for c in table.columns)}",
+                )
+            )
             continue
         profiles.append(_profile(ctx, table.qualified, col.name, col.type, inp))
     return InspectColumnsOutput(profiles=profiles)
@@ -121,8 +127,9 @@ def _profile(ctx: ToolContext, table: str, column: str, ctype: str, inp: Inspect
     prof.rows, prof.distinct = n, distinct
     prof.null_share = (n - non_null) / n if n else 0.0
     # min/max only where the type orders meaningfully; an error here is not the column's fault
-    res = run_guarded(ctx.db, f"SELECT CAST(MIN({c}) AS TEXT), CAST(MAX({c}) AS TEXT) FROM {t}",
-                      policy=ctx.active_policy())
+    res = run_guarded(
+        ctx.db, f"SELECT CAST(MIN({c}) AS TEXT), CAST(MAX({c}) AS TEXT) FROM {t}", policy=ctx.active_policy()
+    )
     if res.ok and isinstance(res, QueryResult) and res.rows:
         prof.min, prof.max = res.rows[0][0], res.rows[0][1]
     top = one(f"SELECT {as_text} AS v, COUNT(*) AS n FROM {t} GROUP BY {as_text} ORDER BY n DESC, v LIMIT {inp.top_k}")

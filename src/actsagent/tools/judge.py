@@ -80,8 +80,10 @@ class Verdict(BaseModel):
             head += "; confirmed: " + "; ".join(self.evidence) if self.confirmed else "; unconfirmed"
         if self.checks:
             counts = {s: sum(c.status == s for c in self.checks) for s in ("passed", "failed", "could_not_run")}
-            head += (f"; checks {counts['passed']} passed, {counts['failed']} failed, "
-                     f"{counts['could_not_run']} could not run")
+            head += (
+                f"; checks {counts['passed']} passed, {counts['failed']} failed, "
+                f"{counts['could_not_run']} could not run"
+            )
         return head + ("; " + "; ".join(self.reasons) if self.reasons else "")
 
 
@@ -125,12 +127,18 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
     ex = inp.execution
     if not ex.ok:
         err = ex.error
-        return Verdict(passed=False, method="llm" if ctx.model else "execution_only",
-                       reasons=[f"does not execute: {err.describe() if err else 'error'}"])
+        return Verdict(
+            passed=False,
+            method="llm" if ctx.model else "execution_only",
+            reasons=[f"does not execute: {err.describe() if err else 'error'}"],
+        )
     if ctx.model is None:
         empty = ex.last.empty
-        return Verdict(passed=not empty, method="execution_only",
-                       reasons=["executes but returns no rows"] if empty else ["executes; semantics not verified"])
+        return Verdict(
+            passed=not empty,
+            method="execution_only",
+            reasons=["executes but returns no rows"] if empty else ["executes; semantics not verified"],
+        )
     checks = inp.verification.results if inp.verification else []
     failed = [c for c in checks if c.status == "failed"]
     if failed:  # concrete evidence against it: no model call
@@ -139,14 +147,35 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
     plans = None
     if inp.verification is not None and inp.verification.plan is not None and inp.original_plan is not None:
         plans = {"original": inp.original_plan.describe(), "candidate": inp.verification.plan.describe()}
-    resp = ctx.complete("judge", role="judge", response_model=JudgeScores, intent=inp.intent, sql=sql,
-                        result=ex.summary(), **ctx.schema_vars(sql=inp.sql, intent=inp.intent), tables=tables_read(inp.sql, ctx),
-                        few_rows=FEW_ROWS, checks=[c.line() for c in checks], plans=plans, context=inp.context)
+    resp = ctx.complete(
+        "judge",
+        role="judge",
+        response_model=JudgeScores,
+        intent=inp.intent,
+        sql=sql,
+        result=ex.summary(),
+        **ctx.schema_vars(sql=inp.sql, intent=inp.intent),
+        tables=tables_read(inp.sql, ctx),
+        few_rows=FEW_ROWS,
+        checks=[c.line() for c in checks],
+        plans=plans,
+        context=inp.context,
+    )
     s: JudgeScores = resp.parsed
     semantic = sum(getattr(s, k).score * w for k, w in WEIGHTS.items())
-    reasons = [f"{k}: {getattr(s, k).reason}" for k in (*WEIGHTS, "entailment")
-               if getattr(s, k).score < inp.semantic_threshold and getattr(s, k).reason]
+    reasons = [
+        f"{k}: {getattr(s, k).reason}"
+        for k in (*WEIGHTS, "entailment")
+        if getattr(s, k).score < inp.semantic_threshold and getattr(s, k).reason
+    ]
     reasons += s.issues
     passed = semantic >= inp.semantic_threshold and s.entailment.score >= inp.entailment_threshold
-    return Verdict(passed=passed, method="llm", semantic_score=round(semantic, 2),
-                   entailment_score=float(s.entailment.score), scores=s, reasons=reasons, checks=checks)
+    return Verdict(
+        passed=passed,
+        method="llm",
+        semantic_score=round(semantic, 2),
+        entailment_score=float(s.entailment.score),
+        scores=s,
+        reasons=reasons,
+        checks=checks,
+    )

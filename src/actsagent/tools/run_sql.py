@@ -8,7 +8,6 @@ the database (when the engine supports one), so trying candidates never alters t
 
 from __future__ import annotations
 
-
 from pydantic import BaseModel, Field, field_validator
 
 from actsagent.db import DbError, QueryResult
@@ -50,7 +49,9 @@ class RunSqlOutput(BaseModel):
         return "\n".join(parts)
 
 
-def execute_statements(ctx: ToolContext, statements: list[str], *, isolate: bool = True) -> tuple[list[QueryResult | DbError], bool]:
+def execute_statements(
+    ctx: ToolContext, statements: list[str], *, isolate: bool = True
+) -> tuple[list[QueryResult | DbError], bool]:
     """Run statements in order through the guard, stopping at the first error."""
     from actsagent.guard import run_guarded
 
@@ -97,5 +98,6 @@ def run_sql(inp: RunSqlInput, ctx: ToolContext) -> RunSqlOutput:
     statements = [inp.sql] if isinstance(inp.sql, str) else list(inp.sql)
     results, isolated = execute_statements(ctx, statements, isolate=inp.isolate)
     summaries = [ExecSummary.of(r, max_rows=inp.max_rows) for r in results]
-    return RunSqlOutput(ok=all(s.ok for s in summaries) and len(summaries) == len(statements),
-                        statements=summaries, isolated=isolated)
+    return RunSqlOutput(
+        ok=all(s.ok for s in summaries) and len(summaries) == len(statements), statements=summaries, isolated=isolated
+    )

@@ -58,17 +58,24 @@ def safeql_refine(inp: SafeqlRefineInput, ctx: ToolContext) -> SafeqlRefineOutpu
     # every query SafeQL would run (the original included) passes the policy first, or is not sent
     res = refine(ctx.db, inp.sql, check=_check_hook(ctx))
     out = SafeqlRefineOutput(
-        status=_field(res, "status", "gave_up"), sql=_field(res, "sql", None),
+        status=_field(res, "status", "gave_up"),
+        sql=_field(res, "sql", None),
         edits=[str(e) for e in (_field(res, "edits", None) or [])],
         rows_preview=[list(r) for r in (_field(res, "rows_preview", None) or _field(res, "rows", None) or [])][:10],
         columns=[str(c) for c in (_field(res, "columns", None) or [])],
-        message=str(_field(res, "message", "") or _field(res, "why", "") or ""))
+        message=str(_field(res, "message", "") or _field(res, "why", "") or ""),
+    )
     if out.status in ("refined", "already_ok") and out.sql:
         final = check_sql(out.sql, ctx.db.dialect, policy=policy)
         if not final.ok:  # whatever SafeQL did, SQL the policy forbids is not an answer
-            return SafeqlRefineOutput(status="rejected", edits=out.edits, message=(
-                f"SafeQL's {'refinement' if out.status == 'refined' else 'query'} is forbidden by the "
-                f"policy ({final.rule}): {final.reason}; not used: {out.sql}"))
+            return SafeqlRefineOutput(
+                status="rejected",
+                edits=out.edits,
+                message=(
+                    f"SafeQL's {'refinement' if out.status == 'refined' else 'query'} is forbidden by the "
+                    f"policy ({final.rule}): {final.reason}; not used: {out.sql}"
+                ),
+            )
     return out
 
 

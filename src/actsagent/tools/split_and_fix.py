@@ -31,9 +31,15 @@ from actsagent.tools._results import ExecSummary
 from actsagent.tools._sqltext import split_script, statements_text
 
 _SPECIFICITY = ["join", "filter", "projection", "aggregation", "order", "unit"]
-_CLAUSE_NAME = {"join": "FROM/JOIN", "filter": "WHERE", "projection": "SELECT list",
-                "aggregation": "GROUP BY/aggregates", "order": "ORDER BY", "unit": "whole query",
-                "statement": "whole statement"}
+_CLAUSE_NAME = {
+    "join": "FROM/JOIN",
+    "filter": "WHERE",
+    "projection": "SELECT list",
+    "aggregation": "GROUP BY/aggregates",
+    "order": "ORDER BY",
+    "unit": "whole query",
+    "statement": "whole statement",
+}
 
 
 class SplitAndFixInput(BaseModel):
@@ -66,8 +72,10 @@ class Localisation(BaseModel):
 
 
 class RepairedSQL(BaseModel):
-    sql: str | list[str] = Field(description="the whole corrected query as a string; for a statement list, an "
-                                             "array holding every statement in execution order (no trailing ';')")
+    sql: str | list[str] = Field(
+        description="the whole corrected query as a string; for a statement list, an "
+        "array holding every statement in execution order (no trailing ';')"
+    )
     explanation: str = ""
 
 
@@ -105,13 +113,20 @@ def _localise_script(stmts: list[str], ctx: ToolContext) -> SplitAndFixOutput:
 
     results, _ = execute_statements(ctx, stmts)
     n = len(stmts)
-    subs = [SubQuery(unit=f"statement {i + 1}", kind="statement", sql=stmt, ok=r.ok,
-                     error=r if isinstance(r, DbError) else None)
-            for i, (stmt, r) in enumerate(zip(stmts, results, strict=False))]
+    subs = [
+        SubQuery(
+            unit=f"statement {i + 1}", kind="statement", sql=stmt, ok=r.ok, error=r if isinstance(r, DbError) else None
+        )
+        for i, (stmt, r) in enumerate(zip(stmts, results, strict=False))
+    ]
     bad = next((i for i, r in enumerate(results) if not r.ok), None)
     if bad is None:
-        return SplitAndFixOutput(sub_queries=subs, localisation=Localisation(
-            parsed=True, statement_count=n, message=f"the script runs: all {n} statements succeed"))
+        return SplitAndFixOutput(
+            sub_queries=subs,
+            localisation=Localisation(
+                parsed=True, statement_count=n, message=f"the script runs: all {n} statements succeed"
+            ),
+        )
     err = results[bad]
     assert isinstance(err, DbError)
     stmt = stmts[bad]
@@ -119,23 +134,41 @@ def _localise_script(stmts: list[str], ctx: ToolContext) -> SplitAndFixOutput:
         # a query that fails on its own terms: its clauses can be checked apart
         inner = _localise_query(stmt, ctx)
         if inner.original_error is not None:
-            inner.localisation.message = (f"statement {bad + 1} of {n} fails: "
-                                          + inner.localisation.message)
+            inner.localisation.message = f"statement {bad + 1} of {n} fails: " + inner.localisation.message
             inner.localisation.failing_statement, inner.localisation.statement_count = bad + 1, n
             inner.sub_queries = [*subs, *inner.sub_queries]
             return inner
     clause, snippet = clause_at(stmt, err.position) if err.position else (None, "")
     tail = f" near {snippet!r}" if snippet else ""
     skipped = n - bad - 1
-    later = "" if not skipped else (f"; statement {n} did not run" if skipped == 1
-                                    else f"; statements {bad + 2}-{n} did not run")
-    why = ("it runs after statements that change the database, so the list is checked in order"
-           if _is_query(stmt) else "DDL/DML is checked as a whole statement, in order")
-    msg = (f"statement {bad + 1} of {n} fails ({_head(stmt)}): {err.describe()}{tail}{later}. "
-           f"Not split into clauses ({why}): fix statement {bad + 1}")
-    return SplitAndFixOutput(original_error=err, sub_queries=subs, localisation=Localisation(
-        parsed=True, failing_statement=bad + 1, statement_count=n, failing_units=[f"statement {bad + 1}"],
-        failing_clauses=[f"statement {bad + 1}"], clause_at_error=clause, snippet=snippet, message=msg))
+    later = (
+        ""
+        if not skipped
+        else (f"; statement {n} did not run" if skipped == 1 else f"; statements {bad + 2}-{n} did not run")
+    )
+    why = (
+        "it runs after statements that change the database, so the list is checked in order"
+        if _is_query(stmt)
+        else "DDL/DML is checked as a whole statement, in order"
+    )
+    msg = (
+        f"statement {bad + 1} of {n} fails ({_head(stmt)}): {err.describe()}{tail}{later}. "
+        f"Not split into clauses ({why}): fix statement {bad + 1}"
+    )
+    return SplitAndFixOutput(
+        original_error=err,
+        sub_queries=subs,
+        localisation=Localisation(
+            parsed=True,
+            failing_statement=bad + 1,
+            statement_count=n,
+            failing_units=[f"statement {bad + 1}"],
+            failing_clauses=[f"statement {bad + 1}"],
+            clause_at_error=clause,
+            snippet=snippet,
+            message=msg,
+        ),
+    )
 
 
 def _is_query(sql: str) -> bool:
@@ -167,16 +200,34 @@ def _localise_query(sql: str, ctx: ToolContext) -> SplitAndFixOutput:
         if pos is None and info.get("line"):
             pos = line_col_to_position(sql, int(info["line"]), int(info["col"]))
         clause, snippet = clause_at(sql, pos)
-        msg = (f"the query does not parse; the error is in the {clause or 'unknown'} clause near "
-               f"{snippet!r}: {err.describe() if err else info.get('description', str(e))}")
-        return SplitAndFixOutput(original_error=err, localisation=Localisation(
-            parsed=False, clause_at_error=clause, snippet=snippet, failing_clauses=[clause] if clause else [],
-            message=msg))
+        msg = (
+            f"the query does not parse; the error is in the {clause or 'unknown'} clause near "
+            f"{snippet!r}: {err.describe() if err else info.get('description', str(e))}"
+        )
+        return SplitAndFixOutput(
+            original_error=err,
+            localisation=Localisation(
+                parsed=False,
+                clause_at_error=clause,
+                snippet=snippet,
+                failing_clauses=[clause] if clause else [],
+                message=msg,
+            ),
+        )
     run_one = (lambda q: _run_script(ctx, q.sql)) if temp else (lambda q: run_guarded(ctx.db, q.sql, policy=policy))
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(run_one, queries))
-    subs = [SubQuery(unit=q.unit, kind=q.kind, sql=q.sql, depends_on=q.depends_on, ok=r.ok,
-                     error=r if isinstance(r, DbError) else None) for q, r in zip(queries, results, strict=True)]
+    subs = [
+        SubQuery(
+            unit=q.unit,
+            kind=q.kind,
+            sql=q.sql,
+            depends_on=q.depends_on,
+            ok=r.ok,
+            error=r if isinstance(r, DbError) else None,
+        )
+        for q, r in zip(queries, results, strict=True)
+    ]
     clause, snippet = clause_at(sql, pos)
     failing = [s for s in subs if not s.ok]
     units = list(dict.fromkeys(s.unit for s in failing))
@@ -192,15 +243,26 @@ def _localise_query(sql: str, ctx: ToolContext) -> SplitAndFixOutput:
         if snippet:
             msg += f" near {snippet!r}"
     elif not failing:
-        msg = (f"every clause runs on its own; the error comes from combining them "
-               f"({err.describe() if err else ''}) near {snippet!r}")
+        msg = (
+            f"every clause runs on its own; the error comes from combining them "
+            f"({err.describe() if err else ''}) near {snippet!r}"
+        )
     else:
         msg = "failing clause(s): " + "; ".join(clauses)
         if clause:
             msg += f" (engine error in the {clause} clause near {snippet!r})"
-    return SplitAndFixOutput(original_error=err, sub_queries=subs, localisation=Localisation(
-        parsed=True, failing_units=units, failing_clauses=clauses, clause_at_error=clause, snippet=snippet,
-        message=msg))
+    return SplitAndFixOutput(
+        original_error=err,
+        sub_queries=subs,
+        localisation=Localisation(
+            parsed=True,
+            failing_units=units,
+            failing_clauses=clauses,
+            clause_at_error=clause,
+            snippet=snippet,
+            message=msg,
+        ),
+    )
 
 
 def split_and_fix(inp: SplitAndFixInput, ctx: ToolContext) -> SplitAndFixOutput:
@@ -208,12 +270,27 @@ def split_and_fix(inp: SplitAndFixInput, ctx: ToolContext) -> SplitAndFixOutput:
     if not inp.repair or ctx.model is None or (out.original_error is None and out.localisation.parsed):
         return out
     stmts = split_script(inp.sql, ctx.db.dialect)
-    evidence = [{"unit": s.unit, "clause": _CLAUSE_NAME[s.kind], "sql": s.sql,
-                 "result": "ok" if s.ok else (s.error.describe() if s.error else "error")} for s in out.sub_queries]
-    resp = ctx.complete("split_and_fix", role="tools", response_model=RepairedSQL, intent=inp.intent,
-                        sql=statements_text(stmts if len(stmts) > 1 else inp.sql), statement_list=len(stmts) > 1,
-                        error=out.original_error.describe() if out.original_error else "",
-                        localisation=out.localisation.message, sub_queries=evidence, **ctx.schema_vars(sql=inp.sql, intent=inp.intent))
+    evidence = [
+        {
+            "unit": s.unit,
+            "clause": _CLAUSE_NAME[s.kind],
+            "sql": s.sql,
+            "result": "ok" if s.ok else (s.error.describe() if s.error else "error"),
+        }
+        for s in out.sub_queries
+    ]
+    resp = ctx.complete(
+        "split_and_fix",
+        role="tools",
+        response_model=RepairedSQL,
+        intent=inp.intent,
+        sql=statements_text(stmts if len(stmts) > 1 else inp.sql),
+        statement_list=len(stmts) > 1,
+        error=out.original_error.describe() if out.original_error else "",
+        localisation=out.localisation.message,
+        sub_queries=evidence,
+        **ctx.schema_vars(sql=inp.sql, intent=inp.intent),
+    )
     fixed: RepairedSQL = resp.parsed
     from actsagent.tools.run_sql import RunSqlInput, run_sql
 
@@ -226,8 +303,12 @@ def split_and_fix(inp: SplitAndFixInput, ctx: ToolContext) -> SplitAndFixOutput:
 
 def _temp_tables_possible(ctx: ToolContext) -> bool:
     """Temporary tables need a writable PostgreSQL and a policy that allows DDL (the sandbox)."""
-    return ctx.sandbox_mode and ctx.db.dialect == "postgres" and bool(getattr(ctx.db, "writable", False)) \
+    return (
+        ctx.sandbox_mode
+        and ctx.db.dialect == "postgres"
+        and bool(getattr(ctx.db, "writable", False))
         and not getattr(ctx.db, "single_statement", True)
+    )
 
 
 def _run_script(ctx: ToolContext, script: str) -> QueryResult | DbError:

@@ -63,9 +63,18 @@ class QueryOutput(BaseModel):
         assert isinstance(res, QueryResult)
         rows = [[plain(v) for v in r] for r in res.rows]
         bag, seq = digests(rows)
-        return cls(query=query, ok=True, columns=[c.name for c in res.columns], types=[c.type for c in res.columns],
-                   rows=rows[:STORED_ROWS], row_count=res.row_count, capped=res.truncated, status=res.status,
-                   digest=bag, sequence_digest=seq)
+        return cls(
+            query=query,
+            ok=True,
+            columns=[c.name for c in res.columns],
+            types=[c.type for c in res.columns],
+            rows=rows[:STORED_ROWS],
+            row_count=res.row_count,
+            capped=res.truncated,
+            status=res.status,
+            digest=bag,
+            sequence_digest=seq,
+        )
 
     @property
     def has_rows(self) -> bool:
@@ -144,17 +153,27 @@ class ScenarioSpec(BaseModel):
 
 def scenarios_of(plan: CheckPlan) -> list[ScenarioSpec]:
     """The sample database, the probe rows, and each check that brings its own rows."""
-    common = list(dict.fromkeys(
-        [c.query for c in plan.checks if isinstance(c, ScenarioCheck) and not c.setup and c.query]
-        + [c.count_query for c in plan.checks if isinstance(c, RowCountCheck) and c.count_query]))
+    common = list(
+        dict.fromkeys(
+            [c.query for c in plan.checks if isinstance(c, ScenarioCheck) and not c.setup and c.query]
+            + [c.count_query for c in plan.checks if isinstance(c, RowCountCheck) and c.count_query]
+        )
+    )
     specs = [ScenarioSpec(key="sample", title="the sample data", reads=common)]
     if plan.probe_rows:
-        specs.append(ScenarioSpec(key="probe", title="the data with probe rows added", setup=plan.probe_rows,
-                                  reads=common))
+        specs.append(
+            ScenarioSpec(key="probe", title="the data with probe rows added", setup=plan.probe_rows, reads=common)
+        )
     for c in plan.checks:
         if isinstance(c, ScenarioCheck) and c.setup:
-            specs.append(ScenarioSpec(key=c.id, title=f"the data of {c.kind} check {c.id}", setup=c.setup,
-                                      reads=[c.query] if c.query else []))
+            specs.append(
+                ScenarioSpec(
+                    key=c.id,
+                    title=f"the data of {c.kind} check {c.id}",
+                    setup=c.setup,
+                    reads=[c.query] if c.query else [],
+                )
+            )
     return specs
 
 
@@ -190,9 +209,14 @@ def _run(spec: ScenarioSpec, statements: list[str], ctx: ToolContext) -> Scenari
     out = QueryOutput.of(results[-1]) if results else None
     failed = not results or not results[-1].ok or len(results) < len(statements)
     error = (out.error if out else None) or "the SQL did not run to its end"
-    return ScenarioRun(scenario=spec.key, title=spec.title, status="error" if failed else "ran", output=out,
-                       reason=error if failed else reads_missing,
-                       reads=[QueryOutput.of(r, q) for q, r in zip(spec.reads, after, strict=False)])
+    return ScenarioRun(
+        scenario=spec.key,
+        title=spec.title,
+        status="error" if failed else "ran",
+        output=out,
+        reason=error if failed else reads_missing,
+        reads=[QueryOutput.of(r, q) for q, r in zip(spec.reads, after, strict=False)],
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -211,8 +235,9 @@ def _evaluate(c: Check, ver: Verification, ref: Verification | None) -> CheckRes
     return CheckResult(id=c.id, kind=c.kind, status=status, detail=detail)
 
 
-def _shape_check(c: ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck,
-                 ver: Verification) -> tuple[CheckStatus, str]:
+def _shape_check(
+    c: ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck, ver: Verification
+) -> tuple[CheckStatus, str]:
     """Checks of the output's shape, on the sample and probe scenarios: any failure fails, any pass passes."""
     passed, not_run = [], []
     for run in (ver.scenario("sample"), ver.scenario("probe")):
@@ -237,7 +262,9 @@ def _shape_check(c: ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck,
     return "could_not_run", "; ".join(not_run) or "no scenario ran"
 
 
-def _shape_one(c: ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck, run: ScenarioRun) -> tuple[CheckStatus, str]:
+def _shape_one(
+    c: ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck, run: ScenarioRun
+) -> tuple[CheckStatus, str]:
     out = run.output
     assert out is not None
     if isinstance(c, ColumnsCheck):
@@ -265,6 +292,7 @@ def _shape_one(c: ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck, ru
 
 def _is_sorted(values: list[Any], descending: bool) -> bool:
     """Sorted as PostgreSQL sorts (NULLs count as largest); text in either a byte-wise or a case-blind collation."""
+
     def ok(keys: list[tuple]) -> bool:
         pairs = list(pairwise(keys))
         return all(_ge(a, b) for a, b in pairs) if descending else all(_ge(b, a) for a, b in pairs)
@@ -280,10 +308,14 @@ def _ge(a: tuple, b: tuple) -> bool:
         return str(a) >= str(b)
 
 
-_TYPE_WORDS = {"number": ("int", "numeric", "decimal", "real", "double", "float", "serial", "money"),
-               "text": ("char", "text", "name", "citext", "uuid"),
-               "datetime": ("date", "time", "interval"),
-               "boolean": ("bool",), "array": ("[]",), "json": ("json",)}
+_TYPE_WORDS = {
+    "number": ("int", "numeric", "decimal", "real", "double", "float", "serial", "money"),
+    "text": ("char", "text", "name", "citext", "uuid"),
+    "datetime": ("date", "time", "interval"),
+    "boolean": ("bool",),
+    "array": ("[]",),
+    "json": ("json",),
+}
 
 
 def type_class(pg_type: str) -> str:
@@ -298,8 +330,10 @@ def type_class(pg_type: str) -> str:
 
 def _columns(c: ColumnsCheck, out: QueryOutput) -> tuple[CheckStatus, str]:
     if len(out.columns) != len(c.columns):
-        return "failed", (f"{len(out.columns)} column(s) ({', '.join(out.columns)}), expected {len(c.columns)} "
-                          f"({', '.join(x.name or x.role for x in c.columns)})")
+        return "failed", (
+            f"{len(out.columns)} column(s) ({', '.join(out.columns)}), expected {len(c.columns)} "
+            f"({', '.join(x.name or x.role for x in c.columns)})"
+        )
     for i, (want, got, gtype) in enumerate(zip(c.columns, out.columns, out.types or [""] * len(out.columns)), 1):
         if want.type != "any" and gtype and type_class(gtype) not in (want.type, "other"):
             return "failed", f"column {i} ({got}) is {gtype}, expected {want.type}"
@@ -321,8 +355,11 @@ def _row_count(c: RowCountCheck, out: QueryOutput, run: ScenarioRun) -> tuple[Ch
             return "could_not_run", f"its count query returned {q.rows[0][0]!r}, not a number"
     assert want is not None
     got = out.row_count
-    ok = {"exactly": got == want and not out.capped, "at_most": got <= want and not out.capped,
-          "at_least": got >= want}[c.relation]
+    ok = {
+        "exactly": got == want and not out.capped,
+        "at_most": got <= want and not out.capped,
+        "at_least": got >= want,
+    }[c.relation]
     text = f"{got}{'+' if out.capped else ''} row(s), expected {c.relation.replace('_', ' ')} {want}"
     return ("passed" if ok else "failed"), text
 
@@ -344,17 +381,21 @@ def _scenario_check(c: ScenarioCheck, ver: Verification) -> tuple[CheckStatus, s
         return "failed", f"the SQL returns no result set ({out.status}); expected {len(c.expected.rows)} row(s)"
     width = len(c.expected.columns) or (len(c.expected.rows[0]) if c.expected.rows else 0)
     if width and width != len(out.columns):
-        return "failed", (f"{len(out.columns)} column(s) ({', '.join(out.columns)}), the expected output has {width}"
-                          + (f" ({', '.join(c.expected.columns)})" if c.expected.columns else ""))
+        return "failed", (
+            f"{len(out.columns)} column(s) ({', '.join(out.columns)}), the expected output has {width}"
+            + (f" ({', '.join(c.expected.columns)})" if c.expected.columns else "")
+        )
     if out.row_count > len(out.rows):
         if c.expected.match == "exact" and out.row_count != len(c.expected.rows):
             return "failed", f"{out.row_count} row(s), expected {len(c.expected.rows)}"
         return "could_not_run", f"the output has {out.row_count} rows; only {len(out.rows)} were kept"
-    ok, missing, extra = rows_match(c.expected.rows, out.rows, ordered=c.expected.ordered,
-                                    exact=c.expected.match == "exact")
+    ok, missing, extra = rows_match(
+        c.expected.rows, out.rows, ordered=c.expected.ordered, exact=c.expected.match == "exact"
+    )
     if ok:
-        return "passed", f"reproduces the {len(c.expected.rows)} expected row(s)" + (" in order" if c.expected.ordered
-                                                                                    else "")
+        return "passed", f"reproduces the {len(c.expected.rows)} expected row(s)" + (
+            " in order" if c.expected.ordered else ""
+        )
     parts = [f"got {out.row_count} row(s), expected {len(c.expected.rows)}"]
     if missing:
         parts.append(f"missing {_rows_text(missing)}")
@@ -387,8 +428,9 @@ def _same_result(ver: Verification, ref: Verification | None) -> tuple[CheckStat
             other = next((o for o in theirs.outputs() if o.query == mine.query), None)
             if other is not None and other.ok and mine.digest != other.digest:
                 what = "its output" if not mine.query else f"the read query {mine.query[:80]!r}"
-                return "failed", (f"{run.title}: {what} differs from the original's "
-                                  f"({mine.row_count} vs {other.row_count} row(s))")
+                return "failed", (
+                    f"{run.title}: {what} differs from the original's ({mine.row_count} vs {other.row_count} row(s))"
+                )
         compared.append(run.title)
     if compared:
         return "passed", "same results as the original on " + " and ".join(compared)

@@ -23,9 +23,15 @@ from actsagent.web.results import jsonable, view_of
 
 # every status the agent gives a plan node, as the page shows it (the page's "running" comes from node_start);
 # an unconfirmed candidate (approved by the judge alone, not chosen) is drawn as done, like a verified one not chosen
-PAGE_STATUS: dict[AgentStatus, NodeStatus] = {"pending": "pending", "done": "done", "failed": "failed",
-                                              "refuted": "abandoned", "skipped": "abandoned", "unconfirmed": "done",
-                                              "accepted": "chosen"}
+PAGE_STATUS: dict[AgentStatus, NodeStatus] = {
+    "pending": "pending",
+    "done": "done",
+    "failed": "failed",
+    "refuted": "abandoned",
+    "skipped": "abandoned",
+    "unconfirmed": "done",
+    "accepted": "chosen",
+}
 
 
 class FinalView(BaseModel):
@@ -61,8 +67,9 @@ def to_bridge_event(ev: AgentEvent) -> BridgeEvent:
     data = dict(ev.data)
     out = BridgeEvent(type=ev.type, node_id=ev.node_id, message=ev.message)
     if ev.type == "plan":  # the planner's flat view of its nodes (``PlanTree.for_planner``): "result" is the summary
-        out.tree = [page_node(AgentNode.model_validate({**n, "summary": n.get("result") or ""}))
-                    for n in data.pop("tree")]
+        out.tree = [
+            page_node(AgentNode.model_validate({**n, "summary": n.get("result") or ""})) for n in data.pop("tree")
+        ]
     elif ev.type == "final":
         run = AgentRun.model_validate(data.pop("run"))
         out.tree = [page_node(n) for n in run.tree.nodes.values()]
@@ -81,9 +88,16 @@ def page_node(n: AgentNode) -> PlanNode:
     if not detail and n.status == "skipped":
         detail = "you chose another reading"
     sql = (n.output or {}).get("sql")
-    return PlanNode(id=n.id, parent=n.parent, label=n.description.strip() or n.id, tool=n.tool,
-                    status=PAGE_STATUS[n.status], detail=detail[:600] or None,
-                    sql=sql if isinstance(sql, str) and sql.strip() else None, children=list(n.children))
+    return PlanNode(
+        id=n.id,
+        parent=n.parent,
+        label=n.description.strip() or n.id,
+        tool=n.tool,
+        status=PAGE_STATUS[n.status],
+        detail=detail[:600] or None,
+        sql=sql if isinstance(sql, str) and sql.strip() else None,
+        children=list(n.children),
+    )
 
 
 class AgentBridge:
@@ -114,8 +128,9 @@ class AgentBridge:
     def _stream(self, intent: str, sql: str | None, db: Database, thread_id: str) -> Iterator[BridgeEvent]:
         from actsagent.agent import stream
 
-        for ev in stream(intent, sql, db, ask=sql is None, mode=self.mode, model=self.model, interactive=True,
-                         thread_id=thread_id):
+        for ev in stream(
+            intent, sql, db, ask=sql is None, mode=self.mode, model=self.model, interactive=True, thread_id=thread_id
+        ):
             yield to_bridge_event(ev)
 
     def resume(self, thread_id: str, answer: str, db: Database) -> Iterator[BridgeEvent]:
@@ -128,22 +143,30 @@ class AgentBridge:
 
 def final_view(run: AgentRun) -> FinalView:
     verdict = Verdict.model_validate(run.verdict) if run.verdict else None
-    return FinalView(final_sql=run.final_sql,
-                     result=view_of(run.result) if isinstance(run.result, QueryResult) else None,
-                     error=run.result.message if isinstance(run.result, DbError) else None,
-                     verdict=_verdict_text(verdict) if verdict else None,
-                     verdict_ok=verdict.passed if verdict else None,
-                     best_effort=run.status == "best_effort", status=run.status, notes=list(run.notes),
-                     pending=run.pending_clarification, llm_calls=run.usage.llm_calls,
-                     tokens=run.usage.prompt_tokens + run.usage.completion_tokens)
+    return FinalView(
+        final_sql=run.final_sql,
+        result=view_of(run.result) if isinstance(run.result, QueryResult) else None,
+        error=run.result.message if isinstance(run.result, DbError) else None,
+        verdict=_verdict_text(verdict) if verdict else None,
+        verdict_ok=verdict.passed if verdict else None,
+        best_effort=run.status == "best_effort",
+        status=run.status,
+        notes=list(run.notes),
+        pending=run.pending_clarification,
+        llm_calls=run.usage.llm_calls,
+        tokens=run.usage.prompt_tokens + run.usage.completion_tokens,
+    )
 
 
 def _verdict_text(v: Verdict) -> str:
     head = "checked: passes" if v.passed else "checked: does not pass"
     if v.method == "execution_only":
         head += " (execution only, no LLM judge)"
-    scores = [f"{name} {score:.1f}" for name, score in (("semantic", v.semantic_score),
-                                                        ("entailment", v.entailment_score)) if score is not None]
+    scores = [
+        f"{name} {score:.1f}"
+        for name, score in (("semantic", v.semantic_score), ("entailment", v.entailment_score))
+        if score is not None
+    ]
     if scores:
         head += " · " + ", ".join(scores)
     if v.reasons:

@@ -26,9 +26,15 @@ class Answerer:
             return Answer(text=rule, chart=chart, by="rule")
         from actsagent.prompts import render
 
-        messages = render("answer", question=question, sql=sql, columns=view.columns,
-                                 rows=[["NULL" if v is None else v for v in r] for r in view.rows[:self.max_rows]],
-                                 row_count=view.row_count, truncated=view.more_rows)
+        messages = render(
+            "answer",
+            question=question,
+            sql=sql,
+            columns=view.columns,
+            rows=[["NULL" if v is None else v for v in r] for r in view.rows[: self.max_rows]],
+            row_count=view.row_count,
+            truncated=view.more_rows,
+        )
         try:
             reply = self.model.complete(messages, role="tools")
         except ActsagentError as e:  # the rows are there; words from the rule instead of failing the turn

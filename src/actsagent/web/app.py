@@ -67,13 +67,23 @@ def _sse(ev: WebEvent) -> dict[str, str]:
 
 def _validation_errors(e: RequestValidationError) -> list[dict[str, Any]]:
     """Where each invalid field is and what is wrong with it, never the value sent (which may be huge or secret)."""
-    return [{"loc": [cut(str(part), 100) for part in err.get("loc", ())][:10],
-             "msg": cut(str(err.get("msg", "")), 300)} for err in e.errors()[:20]]
+    return [
+        {"loc": [cut(str(part), 100) for part in err.get("loc", ())][:10], "msg": cut(str(err.get("msg", "")), 300)}
+        for err in e.errors()[:20]
+    ]
 
 
-def create_app(*, db: Database | str | None = None, model: Any = None, store_path: str | Path | None = None,
-               token: str | None = None, allowed_hosts: list[str] | None = None, llm_answers: bool = True,
-               mode: str = "tree", max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+def create_app(
+    *,
+    db: Database | str | None = None,
+    model: Any = None,
+    store_path: str | Path | None = None,
+    token: str | None = None,
+    allowed_hosts: list[str] | None = None,
+    llm_answers: bool = True,
+    mode: str = "tree",
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
     """The app; ``db`` is a Database, a target for ``open_database`` or None (``DATABASE_URL``, else the demo database).
 
     ``model`` is a chat model (``actsagent.llm.get_chat_model()`` or a scripted one) or None for the
@@ -97,8 +107,14 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
         store.close()
 
     # the schema is served by the API router below, behind the token like every other API route
-    app = FastAPI(title="actsagent copilot", version=__version__, lifespan=lifespan, docs_url=None,
-                  openapi_url=None, redoc_url=None)
+    app = FastAPI(
+        title="actsagent copilot",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        openapi_url=None,
+        redoc_url=None,
+    )
     app.state.store, app.state.runner, app.state.flow, app.state.db = store, runner, flow, handle
 
     if allowed_hosts:
@@ -128,10 +144,15 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
         errors = _validation_errors(e)
-        words = "; ".join("the body is not valid JSON" if err["msg"] == "JSON decode error" else
-                          f"{'.'.join(err['loc'][1:]) or 'the body'}: {err['msg']}" for err in errors[:3])
-        return JSONResponse({"detail": cut(f"The request is not valid: {words}.", 500), "errors": errors},
-                            status_code=422)
+        words = "; ".join(
+            "the body is not valid JSON"
+            if err["msg"] == "JSON decode error"
+            else f"{'.'.join(err['loc'][1:]) or 'the body'}: {err['msg']}"
+            for err in errors[:3]
+        )
+        return JSONResponse(
+            {"detail": cut(f"The request is not valid: {words}.", 500), "errors": errors}, status_code=422
+        )
 
     @app.exception_handler(ConversationBusy)
     async def _busy(_: Request, e: ConversationBusy) -> JSONResponse:
@@ -140,8 +161,10 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
     @app.exception_handler(Exception)
     async def _bug(_: Request, e: Exception) -> JSONResponse:
         log.exception("request failed")
-        return JSONResponse({"detail": f"The copilot failed on this request ({type(e).__name__}); the details are "
-                                       "in the server log."}, status_code=500)
+        return JSONResponse(
+            {"detail": f"The copilot failed on this request ({type(e).__name__}); the details are in the server log."},
+            status_code=500,
+        )
 
     def conversation_or_404(cid: str) -> Conversation:
         conv = store.get_conversation(cid, with_events=False)
@@ -179,17 +202,41 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
             cfg = getattr(model, "config", None)
             name = cfg.model_for("planner") if cfg is not None else "configured in the environment"
             llm_note = f"LLM: {name}"
-        return Status(database=handle.label, dialect=dialect, database_ok=ok, database_error=err,
-                      llm=bridge.has_llm, llm_note=llm_note, version=__version__)
+        return Status(
+            database=handle.label,
+            dialect=dialect,
+            database_ok=ok,
+            database_error=err,
+            llm=bridge.has_llm,
+            llm_note=llm_note,
+            version=__version__,
+        )
 
     @api.get("/schema")
     def schema() -> dict[str, Any]:
         info = handle.get().schema()
-        return {"dialect": info.dialect, "database": info.database,
-                "tables": [{"name": t.qualified, "comment": t.comment, "rows": t.row_estimate,
-                            "columns": [{"name": c.name, "type": c.type, "pk": c.primary_key,
-                                         "comment": c.comment, "references": c.references} for c in t.columns]}
-                           for t in info.tables]}
+        return {
+            "dialect": info.dialect,
+            "database": info.database,
+            "tables": [
+                {
+                    "name": t.qualified,
+                    "comment": t.comment,
+                    "rows": t.row_estimate,
+                    "columns": [
+                        {
+                            "name": c.name,
+                            "type": c.type,
+                            "pk": c.primary_key,
+                            "comment": c.comment,
+                            "references": c.references,
+                        }
+                        for c in t.columns
+                    ],
+                }
+                for t in info.tables
+            ],
+        }
 
     @api.get("/conversations")
     def list_conversations() -> list[ConversationSummary]:
@@ -224,8 +271,7 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
         turn = start_turn(cid, "ask", question=body.question)
         previous = store.previous_turns(cid, turn.index)
         name_from(conv, body.question)
-        runner.start(turn.id, lambda: flow.ask(body.question, thread_id=turn.thread_id or turn.id,
-                                               previous=previous))
+        runner.start(turn.id, lambda: flow.ask(body.question, thread_id=turn.thread_id or turn.id, previous=previous))
         return turn
 
     @api.post("/conversations/{cid}/sql", status_code=202)
@@ -241,8 +287,12 @@ def create_app(*, db: Database | str | None = None, model: Any = None, store_pat
             runner.start(turn.id, lambda: flow.run_sql(body.sql, question=question))
         else:
             previous = store.previous_turns(cid, turn.index)
-            runner.start(turn.id, lambda: flow.repair(body.sql, thread_id=turn.thread_id or turn.id,
-                                                      question=body.question, previous=previous))
+            runner.start(
+                turn.id,
+                lambda: flow.repair(
+                    body.sql, thread_id=turn.thread_id or turn.id, question=body.question, previous=previous
+                ),
+            )
         return turn
 
     @api.get("/turns/{tid}")

@@ -29,9 +29,11 @@ from actsagent.web.results import chart_for, view_of
 
 log = logging.getLogger("actsagent.web")
 
-NO_LLM_NOTE = ("No LLM is configured: the agent runs its LLM-free path (run the SQL, SafeQL refinement on "
-               "errors and empty results, clause localisation). It can repair and run SQL you paste, but it "
-               "cannot write SQL from a question. Set OPENAI_API_KEY (and OPENAI_BASE_URL) to enable that.")
+NO_LLM_NOTE = (
+    "No LLM is configured: the agent runs its LLM-free path (run the SQL, SafeQL refinement on "
+    "errors and empty results, clause localisation). It can repair and run SQL you paste, but it "
+    "cannot write SQL from a question. Set OPENAI_API_KEY (and OPENAI_BASE_URL) to enable that."
+)
 
 
 class Step(BaseModel):
@@ -112,18 +114,24 @@ class Flow:
 
     # public turns ------------------------------------------------------------------------------
     def ask(self, question: str, *, thread_id: str, previous: list[Turn] = ()) -> Iterator[Step]:
-        yield Step(type="start", message=question,
-                   data={"kind": "ask", "question": question, "llm": self.bridge.has_llm,
-                         "context": [t.id for t in previous]})
+        yield Step(
+            type="start",
+            message=question,
+            data={"kind": "ask", "question": question, "llm": self.bridge.has_llm, "context": [t.id for t in previous]},
+        )
         intent = intent_text(question=question, sql=None, previous=list(previous))
         yield from self._agent(question, lambda db: self.bridge.ask(intent, db, thread_id=thread_id))
 
-    def repair(self, sql: str, *, thread_id: str, question: str | None = None,
-               previous: list[Turn] = ()) -> Iterator[Step]:
+    def repair(
+        self, sql: str, *, thread_id: str, question: str | None = None, previous: list[Turn] = ()
+    ) -> Iterator[Step]:
         """The agent repairs what the database rejects or answers wrongly; SQL the strict guard refuses for
         safety (anything but its syntax) is refused as it stands, not rewritten into something that passes."""
-        yield Step(type="start", message=question or "Repair this SQL",
-                   data={"kind": "repair", "question": question or "", "sql": sql, "llm": self.bridge.has_llm})
+        yield Step(
+            type="start",
+            message=question or "Repair this SQL",
+            data={"kind": "repair", "question": question or "", "sql": sql, "llm": self.bridge.has_llm},
+        )
         try:
             refusal = _safety_refusal(self.db.get(), sql)
         except ActsagentError as e:
@@ -158,9 +166,11 @@ class Flow:
             yield Step(type="error", message=describe_db_error(res), data=_err_data(res))
             yield Step(type="done", data={"status": "failed"})
             return
-        yield Step(type="final", message="Ran through the strict guard.",
-                   data={"final_sql": res.sql, "submitted_sql": sql, "ran": True,
-                         "verdict": "ran as written (guarded)"})
+        yield Step(
+            type="final",
+            message="Ran through the strict guard.",
+            data={"final_sql": res.sql, "submitted_sql": sql, "ran": True, "verdict": "ran as written (guarded)"},
+        )
         yield from self._show(question, res.sql, view_of(res))
         yield Step(type="done", data={"status": "done", "final_sql": res.sql})
 
@@ -186,9 +196,13 @@ class Flow:
                 assert fv is not None  # the bridge reads the run into every final event
                 if fv.status == "paused":
                     if not asked and fv.pending:
-                        yield Step(type="clarify", node_id=fv.pending.node_id, message=fv.pending.question,
-                                   data={"question": fv.pending.question, "options": fv.pending.options},
-                                   tree=tree.snapshot())
+                        yield Step(
+                            type="clarify",
+                            node_id=fv.pending.node_id,
+                            message=fv.pending.question,
+                            data={"question": fv.pending.question, "options": fv.pending.options},
+                            tree=tree.snapshot(),
+                        )
                     status = "awaiting_clarification"
                     continue
                 final_sql = fv.final_sql
@@ -218,8 +232,11 @@ class Flow:
         """Rows and words for the run's final SQL; returns whether the turn has an answer."""
         if not fv.final_sql:
             why = "; ".join(fv.notes) if fv.notes else ""
-            yield Step(type="error", message="The agent found no SQL that answers this." + (f" ({why})" if why else ""),
-                       data={"kind": "agent"})
+            yield Step(
+                type="error",
+                message="The agent found no SQL that answers this." + (f" ({why})" if why else ""),
+                data={"kind": "agent"},
+            )
             return False
         view = fv.result
         if view is None:  # the run kept no rows: run the final SQL ourselves, guarded
@@ -254,25 +271,40 @@ class Flow:
 def failure_text(e: BaseException) -> str:
     """A bug in the copilot, in one line: what failed and where to look, never a traceback."""
     first = str(e).strip().splitlines()[0] if str(e).strip() else "no message"
-    return (f"The copilot failed while working this out ({type(e).__name__}: {cut(first, 300)}); "
-            "the details are in the server log.")
+    return (
+        f"The copilot failed while working this out ({type(e).__name__}: {cut(first, 300)}); "
+        "the details are in the server log."
+    )
 
 
 def intent_text(*, question: str | None, sql: str | None, previous: list[Turn]) -> str:
     """The analyst's words with the conversation so far (``prompts/copilot_intent.md``)."""
     from actsagent.prompts import render
 
-    return "\n\n".join(m["content"] for m in render("copilot_intent", question=question or "", sql=sql,
-                                                       previous=previous))
+    return "\n\n".join(
+        m["content"] for m in render("copilot_intent", question=question or "", sql=sql, previous=previous)
+    )
 
 
 def _err_data(err: DbError) -> dict[str, Any]:
-    return {"kind": "guard" if err.error_class == ErrorClass.GUARD_REJECTED else "sql",
-            "error_class": err.error_class.value, "position": err.position, "code": err.code,
-            "identifier": cut(err.identifier, 200)}  # the engine may name a whole literal here
+    return {
+        "kind": "guard" if err.error_class == ErrorClass.GUARD_REJECTED else "sql",
+        "error_class": err.error_class.value,
+        "position": err.position,
+        "code": err.code,
+        "identifier": cut(err.identifier, 200),
+    }  # the engine may name a whole literal here
 
 
 def _final_data(fv: FinalView) -> dict[str, Any]:
-    return {"final_sql": fv.final_sql, "verdict": fv.verdict, "verdict_ok": fv.verdict_ok,
-            "best_effort": fv.best_effort, "notes": fv.notes[:20], "error": fv.error, "status": fv.status,
-            "llm_calls": fv.llm_calls, "tokens": fv.tokens}
+    return {
+        "final_sql": fv.final_sql,
+        "verdict": fv.verdict,
+        "verdict_ok": fv.verdict_ok,
+        "best_effort": fv.best_effort,
+        "notes": fv.notes[:20],
+        "error": fv.error,
+        "status": fv.status,
+        "llm_calls": fv.llm_calls,
+        "tokens": fv.tokens,
+    }

@@ -32,8 +32,14 @@ def cut(text: str | None, limit: int) -> str | None:
     return f"{text[:limit]}… [{len(text) - limit:,} more characters cut]"
 
 
-def bounded(value: Any, *, max_text: int = MAX_TEXT_CHARS, budget: int = MAX_EVENT_CHARS,
-            max_items: int = MAX_ITEMS, max_depth: int = MAX_DEPTH) -> Any:
+def bounded(
+    value: Any,
+    *,
+    max_text: int = MAX_TEXT_CHARS,
+    budget: int = MAX_EVENT_CHARS,
+    max_items: int = MAX_ITEMS,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
     """A JSON-safe copy of ``value`` whose strings together hold at most about ``budget`` characters.
 
     Strings past ``max_text`` are cut, lists and dicts past ``max_items`` end with a note of how many
@@ -78,6 +84,10 @@ def bounded_tree(tree: PlanTree | None) -> PlanTree | None:
     """The plan tree with each node's texts cut (the agent's budgets bound how many nodes there are)."""
     if tree is None:
         return None
-    nodes = {k: n.model_copy(update={"label": cut(n.label, 1_000), "detail": cut(n.detail, 4_000),
-                                     "sql": cut(n.sql, MAX_TEXT_CHARS)}) for k, n in tree.nodes.items()}
+    nodes = {
+        k: n.model_copy(
+            update={"label": cut(n.label, 1_000), "detail": cut(n.detail, 4_000), "sql": cut(n.sql, MAX_TEXT_CHARS)}
+        )
+        for k, n in tree.nodes.items()
+    }
     return tree.model_copy(update={"nodes": nodes})

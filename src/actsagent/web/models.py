@@ -14,8 +14,21 @@ NodeStatus = Literal["pending", "running", "done", "failed", "abandoned", "chose
 # Event types: the agent's own ("plan", "node_start", "node_end", "candidate", "clarify", "final",
 # "error", "note") plus the copilot's: "start" (a turn or a resumed segment begins), "reply" (the
 # analyst's answer to a clarification), "result" (rows to show), "answer" (words and chart), "done".
-EventType = Literal["start", "plan", "node_start", "node_end", "candidate", "clarify", "reply", "final",
-                    "error", "note", "result", "answer", "done"]
+EventType = Literal[
+    "start",
+    "plan",
+    "node_start",
+    "node_end",
+    "candidate",
+    "clarify",
+    "reply",
+    "final",
+    "error",
+    "note",
+    "result",
+    "answer",
+    "done",
+]
 
 
 class PlanNode(BaseModel):

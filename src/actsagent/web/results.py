@@ -52,15 +52,29 @@ def view_of(res: QueryResult, *, max_rows: int = MAX_PREVIEW_ROWS) -> ResultView
     """The page's view of a result: from the database, or from the agent's run (a JSON dump read back, whose
     NUMERIC values are strings: columns the database types as numbers are shown as numbers again)."""
     numeric = [any(k in c.type.lower() for k in _NUM_TYPES) for c in res.columns]
-    rows = ([_number(v) if i < len(numeric) and numeric[i] else jsonable(v) for i, v in enumerate(r)]
-            for r in res.rows)
-    return preview([c.name for c in res.columns], [c.type for c in res.columns], rows, row_count=res.row_count,
-                   truncated=res.truncated, elapsed_ms=round(res.elapsed_ms, 1), max_rows=max_rows)
+    rows = ([_number(v) if i < len(numeric) and numeric[i] else jsonable(v) for i, v in enumerate(r)] for r in res.rows)
+    return preview(
+        [c.name for c in res.columns],
+        [c.type for c in res.columns],
+        rows,
+        row_count=res.row_count,
+        truncated=res.truncated,
+        elapsed_ms=round(res.elapsed_ms, 1),
+        max_rows=max_rows,
+    )
 
 
-def preview(columns: list[str], types: list[str], rows: Iterable[list[Any]], *, row_count: int, truncated: bool,
-            elapsed_ms: float | None, max_rows: int = MAX_PREVIEW_ROWS,
-            max_bytes: int = MAX_PREVIEW_BYTES) -> ResultView:
+def preview(
+    columns: list[str],
+    types: list[str],
+    rows: Iterable[list[Any]],
+    *,
+    row_count: int,
+    truncated: bool,
+    elapsed_ms: float | None,
+    max_rows: int = MAX_PREVIEW_ROWS,
+    max_bytes: int = MAX_PREVIEW_BYTES,
+) -> ResultView:
     """The rows a turn keeps and sends: at most ``max_rows`` rows and ``max_bytes`` of JSON, each value cut to
     ``MAX_CELL_CHARS``. ``row_count`` stays the full count; ``truncated`` says the database stopped at its row
     cap (``more_rows``) or the preview left rows out."""
@@ -85,9 +99,16 @@ def preview(columns: list[str], types: list[str], rows: Iterable[list[Any]], *, 
         notes.append(f"showing {len(kept):,} of {row_count:,} rows, the preview keeps at most {cap}")
     if cells_cut:
         notes.append(f"{cells_cut:,} long value(s) cut to {MAX_CELL_CHARS:,} characters")
-    return ResultView(columns=columns, types=types, rows=kept, row_count=row_count,
-                      truncated=truncated or len(kept) < row_count, elapsed_ms=elapsed_ms, more_rows=truncated,
-                      note="; ".join(notes) or None)
+    return ResultView(
+        columns=columns,
+        types=types,
+        rows=kept,
+        row_count=row_count,
+        truncated=truncated or len(kept) < row_count,
+        elapsed_ms=elapsed_ms,
+        more_rows=truncated,
+        note="; ".join(notes) or None,
+    )
 
 
 def _cell(v: Any) -> Any:
@@ -138,9 +159,7 @@ def _time_like(view: ResultView, i: int) -> bool:
     if vals and all(isinstance(v, str) and _DATE_RE.match(v) for v in vals):
         return True
     name = view.columns[i].lower()
-    if any(w == name or name.startswith(w + "_") or name.endswith("_" + w) for w in _TIME_WORDS):
-        return True
-    return False
+    return bool(any(w == name or name.startswith(w + "_") or name.endswith("_" + w) for w in _TIME_WORDS))
 
 
 def chart_for(view: ResultView) -> ChartSpec | None:
@@ -184,8 +203,10 @@ def summarize(view: ResultView, chart: ChartSpec | None = None) -> str:
     n = view.row_count
     more = " (cut at the row cap; there are more)" if view.more_rows else ""
     if n == 0:
-        return ("No rows. An empty result often means a filter value does not match the stored data: "
-                "check the WHERE clause against the values in the table.")
+        return (
+            "No rows. An empty result often means a filter value does not match the stored data: "
+            "check the WHERE clause against the values in the table."
+        )
     if not view.rows:
         return f"{n:,} row(s){more}, too wide to preview."
     if n == 1 and len(view.columns) == 1:
@@ -202,8 +223,10 @@ def summarize(view: ResultView, chart: ChartSpec | None = None) -> str:
             if chart.kind == "line":
                 lo = min(pts, key=lambda p: p[1])
                 hi = max(pts, key=lambda p: p[1])
-                return (f"{head} {ycol} from {_fmt(pts[0][0])} to {_fmt(pts[-1][0])}: highest {_fmt(hi[1])} "
-                        f"({_fmt(hi[0])}), lowest {_fmt(lo[1])} ({_fmt(lo[0])}).")
+                return (
+                    f"{head} {ycol} from {_fmt(pts[0][0])} to {_fmt(pts[-1][0])}: highest {_fmt(hi[1])} "
+                    f"({_fmt(hi[0])}), lowest {_fmt(lo[1])} ({_fmt(lo[0])})."
+                )
             hi = max(pts, key=lambda p: p[1])
             lo = min(pts, key=lambda p: p[1])
             return f"{head} Highest {ycol}: {_fmt(hi[0])} ({_fmt(hi[1])}); lowest: {_fmt(lo[0])} ({_fmt(lo[1])})."

@@ -83,9 +83,16 @@ class TurnRunner:
         except Exception as e:  # Flow turns failures into steps; this is a bug in the copilot itself
             log.exception("turn %s crashed", turn_id)
             try:
-                for ev in record(self.store, turn_id, iter([
-                        Step(type="error", message=failure_text(e), data={"kind": "internal"}),
-                        Step(type="done", data={"status": "failed"})])):
+                for ev in record(
+                    self.store,
+                    turn_id,
+                    iter(
+                        [
+                            Step(type="error", message=failure_text(e), data={"kind": "internal"}),
+                            Step(type="done", data={"status": "failed"}),
+                        ]
+                    ),
+                ):
                     ch.push(ev)
             except Exception:
                 log.exception("turn %s: could not record its failure", turn_id)
@@ -101,9 +108,15 @@ def record(store: ConversationStore, turn_id: str, steps: Iterator[Step]) -> Ite
     """Store each step of a turn as an event (and the turn's outcome), then hand it on; every event is cut
     to the sizes of ``limits`` first, so neither the store nor a listener ever gets a huge one."""
     for step in steps:
-        ev = WebEvent(turn_id=turn_id, seq=store.next_seq(turn_id), type=step.type, node_id=step.node_id,
-                      message=cut(step.message, MAX_MESSAGE_CHARS), data=bounded(step.data),
-                      tree=bounded_tree(step.tree))
+        ev = WebEvent(
+            turn_id=turn_id,
+            seq=store.next_seq(turn_id),
+            type=step.type,
+            node_id=step.node_id,
+            message=cut(step.message, MAX_MESSAGE_CHARS),
+            data=bounded(step.data),
+            tree=bounded_tree(step.tree),
+        )
         store.append_event(ev)
         if step.type == "done":
             store.update_turn(turn_id, status=ev.data.get("status", "failed"), final_sql=ev.data.get("final_sql"))

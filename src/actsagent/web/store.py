@@ -103,24 +103,37 @@ class ConversationStore:
             rows = self._conn.execute(
                 "SELECT c.id, c.title, c.database, c.created_at, c.updated_at, "
                 "(SELECT count(*) FROM turns t WHERE t.conversation_id = c.id) "
-                "FROM conversations c ORDER BY c.updated_at DESC LIMIT ?", (limit,)).fetchall()
-        return [ConversationSummary(id=r[0], title=r[1], database=r[2], created_at=r[3], updated_at=r[4], turns=r[5])
-                for r in rows]
+                "FROM conversations c ORDER BY c.updated_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [
+            ConversationSummary(id=r[0], title=r[1], database=r[2], created_at=r[3], updated_at=r[4], turns=r[5])
+            for r in rows
+        ]
 
     def get_conversation(self, cid: str, *, with_events: bool = True) -> Conversation | None:
         with self._lock:
-            row = self._conn.execute("SELECT id, title, database, created_at, updated_at FROM conversations "
-                                     "WHERE id = ?", (cid,)).fetchone()
+            row = self._conn.execute(
+                "SELECT id, title, database, created_at, updated_at FROM conversations WHERE id = ?", (cid,)
+            ).fetchone()
             if row is None:
                 return None
-            trows = self._conn.execute(f"SELECT {_TURN_COLS} FROM turns WHERE conversation_id = ? ORDER BY idx",
-                                       (cid,)).fetchall()
+            trows = self._conn.execute(
+                f"SELECT {_TURN_COLS} FROM turns WHERE conversation_id = ? ORDER BY idx", (cid,)
+            ).fetchall()
         turns = [self._turn(r) for r in trows]
         if with_events:
             for t in turns:
                 t.events = self.events(t.id)
-        return Conversation(id=row[0], title=row[1], database=row[2], created_at=row[3], updated_at=row[4],
-                            turns=len(turns), turn_list=turns)
+        return Conversation(
+            id=row[0],
+            title=row[1],
+            database=row[2],
+            created_at=row[3],
+            updated_at=row[4],
+            turns=len(turns),
+            turn_list=turns,
+        )
 
     def rename_conversation(self, cid: str, title: str) -> None:
         with self._lock:
@@ -145,7 +158,9 @@ class ConversationStore:
                 row = conn.execute(
                     f"INSERT INTO turns ({_TURN_COLS}) SELECT ?, c.id, (SELECT coalesce(max(idx), -1) + 1 FROM turns "
                     "WHERE conversation_id = c.id), ?, ?, ?, 'running', ?, NULL, NULL, ? FROM conversations c "
-                    "WHERE c.id = ? RETURNING idx", (tid, kind, question, sql, f"copilot-{tid}", now, cid)).fetchall()
+                    "WHERE c.id = ? RETURNING idx",
+                    (tid, kind, question, sql, f"copilot-{tid}", now, cid),
+                ).fetchall()
             except sqlite3.IntegrityError as e:
                 if _busy(e):
                     raise ConversationBusy() from None
@@ -153,8 +168,17 @@ class ConversationStore:
             if not row:
                 raise KeyError(cid)
             conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
-        return Turn(id=tid, conversation_id=cid, index=row[0][0], kind=kind, question=question, sql=sql,
-                    status="running", thread_id=f"copilot-{tid}", created_at=now)
+        return Turn(
+            id=tid,
+            conversation_id=cid,
+            index=row[0][0],
+            kind=kind,
+            question=question,
+            sql=sql,
+            status="running",
+            thread_id=f"copilot-{tid}",
+            created_at=now,
+        )
 
     def claim_turn(self, tid: str, *, waiting: TurnStatus = "awaiting_clarification") -> bool:
         """Set a turn that is ``waiting`` back to ``running``, atomically: False if it was not waiting
@@ -184,8 +208,9 @@ class ConversationStore:
             turn.events = self.events(tid)
         return turn
 
-    def update_turn(self, tid: str, *, status: TurnStatus | None = None, final_sql: str | None = None,
-                    answer: str | None = None) -> None:
+    def update_turn(
+        self, tid: str, *, status: TurnStatus | None = None, final_sql: str | None = None, answer: str | None = None
+    ) -> None:
         sets, args = [], []
         for col, val in (("status", status), ("final_sql", final_sql), ("answer", answer)):
             if val is not None:
@@ -201,7 +226,9 @@ class ConversationStore:
         with self._lock:
             rows = self._conn.execute(
                 f"SELECT {_TURN_COLS} FROM turns WHERE conversation_id = ? AND idx < ? AND status = 'done' "
-                "ORDER BY idx DESC LIMIT ?", (cid, before_idx, limit)).fetchall()
+                "ORDER BY idx DESC LIMIT ?",
+                (cid, before_idx, limit),
+            ).fetchall()
         return [self._turn(r) for r in reversed(rows)]
 
     def mark_interrupted(self) -> int:
@@ -209,33 +236,53 @@ class ConversationStore:
         with self._lock:
             rows = self._conn.execute("SELECT id FROM turns WHERE status = 'running'").fetchall()
         for (tid,) in rows:
-            self.append_event(WebEvent(turn_id=tid, seq=self.next_seq(tid), type="error",
-                                       message="The server stopped while this answer was being worked out. "
-                                               "Ask again to rerun it."))
-            self.append_event(WebEvent(turn_id=tid, seq=self.next_seq(tid), type="done",
-                                       data={"status": "interrupted"}))
+            self.append_event(
+                WebEvent(
+                    turn_id=tid,
+                    seq=self.next_seq(tid),
+                    type="error",
+                    message="The server stopped while this answer was being worked out. Ask again to rerun it.",
+                )
+            )
+            self.append_event(
+                WebEvent(turn_id=tid, seq=self.next_seq(tid), type="done", data={"status": "interrupted"})
+            )
             self.update_turn(tid, status="interrupted")
         return len(rows)
 
     # events ---------------------------------------------------------------------------------
     def next_seq(self, tid: str) -> int:
         with self._lock:
-            (seq,) = self._conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM events WHERE turn_id = ?",
-                                        (tid,)).fetchone()
+            (seq,) = self._conn.execute(
+                "SELECT coalesce(max(seq), 0) + 1 FROM events WHERE turn_id = ?", (tid,)
+            ).fetchone()
         return int(seq)
 
     def append_event(self, event: WebEvent) -> None:
         with self._lock:
-            self._conn.execute("INSERT INTO events VALUES (?, ?, ?)",
-                               (event.turn_id, event.seq, event.model_dump_json()))
+            self._conn.execute(
+                "INSERT INTO events VALUES (?, ?, ?)", (event.turn_id, event.seq, event.model_dump_json())
+            )
 
     def events(self, tid: str, after: int = 0) -> list[WebEvent]:
         with self._lock:
-            rows = self._conn.execute("SELECT body FROM events WHERE turn_id = ? AND seq > ? ORDER BY seq",
-                                      (tid, after)).fetchall()
+            rows = self._conn.execute(
+                "SELECT body FROM events WHERE turn_id = ? AND seq > ? ORDER BY seq", (tid, after)
+            ).fetchall()
         return [WebEvent.model_validate_json(r[0]) for r in rows]
 
     @staticmethod
     def _turn(r: tuple) -> Turn:
-        return Turn(id=r[0], conversation_id=r[1], index=r[2], kind=r[3], question=r[4], sql=r[5], status=r[6],
-                    thread_id=r[7], final_sql=r[8], answer=r[9], created_at=r[10])
+        return Turn(
+            id=r[0],
+            conversation_id=r[1],
+            index=r[2],
+            kind=r[3],
+            question=r[4],
+            sql=r[5],
+            status=r[6],
+            thread_id=r[7],
+            final_sql=r[8],
+            answer=r[9],
+            created_at=r[10],
+        )

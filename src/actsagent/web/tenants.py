@@ -61,7 +61,7 @@ def load_tokens(path: str | Path) -> dict[str, Caller]:
 
 def check_tokens(raw: Any, *, source: str = "tokens") -> dict[str, Caller]:
     if not isinstance(raw, Mapping) or not raw:
-        raise UserError(f"{source}: expected a JSON object mapping each token to {{\"user\": ..., \"settings\": ...}}")
+        raise UserError(f'{source}: expected a JSON object mapping each token to {{"user": ..., "settings": ...}}')
     out: dict[str, Caller] = {}
     seen: dict[str, SessionSettings] = {}
     for token, entry in raw.items():
@@ -134,9 +134,15 @@ class TokenRouter:
                     return
 
 
-def create_tenant_app(tokens: dict[str, Caller], *, db: Database | str | None = None, model: Any = None,
-                      store_path: str | Path | None = None, allowed_hosts: list[str] | None = None,
-                      **app_options: Any) -> ASGIApp:
+def create_tenant_app(
+    tokens: dict[str, Caller],
+    *,
+    db: Database | str | None = None,
+    model: Any = None,
+    store_path: str | Path | None = None,
+    allowed_hosts: list[str] | None = None,
+    **app_options: Any,
+) -> ASGIApp:
     """One copilot per user of ``tokens`` over one database (opened now: a bad target fails at start)."""
     from actsagent.demo import open_target
 
@@ -145,15 +151,22 @@ def create_tenant_app(tokens: dict[str, Caller], *, db: Database | str | None = 
     base = db if isinstance(db, Database) else open_target(db)
     callers = {c.user: c for c in tokens.values()}
     try:
-        apps = {user: create_app(db=base.with_settings(c.settings), model=model,
-                                 store_path=user_store_path(store_path, user), **app_options)
-                for user, c in callers.items()}
+        apps = {
+            user: create_app(
+                db=base.with_settings(c.settings),
+                model=model,
+                store_path=user_store_path(store_path, user),
+                **app_options,
+            )
+            for user, c in callers.items()
+        }
     except Exception:
         if not isinstance(db, Database):
             base.close()
         raise
-    router: ASGIApp = TokenRouter(apps, {t: c.user for t, c in tokens.items()},
-                                  on_close=None if isinstance(db, Database) else base.close)
+    router: ASGIApp = TokenRouter(
+        apps, {t: c.user for t, c in tokens.items()}, on_close=None if isinstance(db, Database) else base.close
+    )
     if allowed_hosts:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 

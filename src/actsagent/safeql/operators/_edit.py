@@ -16,8 +16,9 @@ def alias_ident(alias: str, dialect: str) -> exp.Identifier:
     return exp.to_identifier(alias, quoted=needs_quotes(alias.lower(), dialect))
 
 
-def set_column(col: exp.Column, name: str | None, qualifier: str | None, dialect: str, *,
-               keep_qualifier: bool = True) -> None:
+def set_column(
+    col: exp.Column, name: str | None, qualifier: str | None, dialect: str, *, keep_qualifier: bool = True
+) -> None:
     if name is not None:
         col.set("this", ident(name, dialect))
     if qualifier is not None:
@@ -26,8 +27,7 @@ def set_column(col: exp.Column, name: str | None, qualifier: str | None, dialect
         col.set("table", None)
 
 
-def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog, dialect: str
-                   ) -> exp.Expression | None:
+def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog, dialect: str) -> exp.Expression | None:
     """``left.x = new.y`` along a foreign key either way, else along a shared key-like column."""
     lt = left.table
     if lt is None:
@@ -41,14 +41,22 @@ def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog,
             pairs.append((fk.ref_columns[0] or (lt.primary_key[:1] or ["rowid"])[0], fk.columns[0]))
     if not pairs:
         shared = [c.name for c in lt.columns if new.column(c.name) is not None]
-        keyish = [c for c in shared if c.lower().endswith("id") or c.lower().endswith("_code")
-                  or (lt.column(c) and lt.column(c).primary_key) or (new.column(c) and new.column(c).primary_key)]
+        keyish = [
+            c
+            for c in shared
+            if c.lower().endswith("id")
+            or c.lower().endswith("_code")
+            or (lt.column(c) and lt.column(c).primary_key)
+            or (new.column(c) and new.column(c).primary_key)
+        ]
         pairs = [(c, new.column(c).name) for c in keyish]
     if not pairs:
         return None
     a, b = pairs[0]
-    return exp.EQ(this=exp.column(ident(a, dialect), table=alias_ident(left.alias, dialect)),
-                  expression=exp.column(ident(b, dialect), table=ident(new_ref, dialect)))
+    return exp.EQ(
+        this=exp.column(ident(a, dialect), table=alias_ident(left.alias, dialect)),
+        expression=exp.column(ident(b, dialect), table=ident(new_ref, dialect)),
+    )
 
 
 def refs_in_scope(an: Analysis, scope: ScopeInfo, qualifier: str) -> list[exp.Column]:

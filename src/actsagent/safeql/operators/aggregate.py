@@ -14,8 +14,12 @@ from actsagent.safeql.operators.base import Context, Failure, Proposal
 
 name = name_ = "aggregate"
 handles = frozenset({"other"})
-_MESSAGES = ("misuse of aggregate", "aggregate functions are not allowed in where",
-             "aggregate function calls cannot be nested", "must appear in the group by clause")
+_MESSAGES = (
+    "misuse of aggregate",
+    "aggregate functions are not allowed in where",
+    "aggregate function calls cannot be nested",
+    "must appear in the group by clause",
+)
 _UNGROUPED = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause', re.I)
 
 
@@ -44,8 +48,17 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
                 new, (s2,) = copy_at(ctx.ast, select)
                 s2.set("group", exp.Group(expressions=keys))
                 shown = ", ".join(k.sql(dialect=ctx.dialect) for k in keys)
-                out.append(Proposal(new, name, "ordering by an aggregate needs groups; group by the selected "
-                                               "columns", "", f"GROUP BY {shown}", 0.15, group="group"))
+                out.append(
+                    Proposal(
+                        new,
+                        name,
+                        "ordering by an aggregate needs groups; group by the selected columns",
+                        "",
+                        f"GROUP BY {shown}",
+                        0.15,
+                        group="group",
+                    )
+                )
         where = select.args.get("where")
         if where is None:
             continue
@@ -66,8 +79,17 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
             if keys:  # HAVING needs an aggregate query: group by what the query shows
                 s2.set("group", exp.Group(expressions=keys))
         moved = " AND ".join(p.sql(dialect=ctx.dialect) for p in moving)
-        out.append(Proposal(new, name, "a condition on an aggregate belongs in HAVING, not WHERE",
-                            f"WHERE {moved}", f"HAVING {moved}", 0.1, group="having"))
+        out.append(
+            Proposal(
+                new,
+                name,
+                "a condition on an aggregate belongs in HAVING, not WHERE",
+                f"WHERE {moved}",
+                f"HAVING {moved}",
+                0.1,
+                group="having",
+            )
+        )
     return out
 
 
@@ -118,24 +140,45 @@ def _unnest(ctx: Context) -> list[Proposal]:
                 if s2.args.get(k) is not None:
                     sub.set(k, s2.args[k].copy())
             sub.set("group", exp.Group(expressions=keys))
-            if len(s2.expressions) == 1 and s2.expressions[0] is o2 or (
-                    isinstance(s2.expressions[0], exp.Alias) and s2.expressions[0].this is o2):
+            if (len(s2.expressions) == 1 and s2.expressions[0] is o2) or (
+                isinstance(s2.expressions[0], exp.Alias) and s2.expressions[0].this is o2
+            ):
                 rebuilt = exp.select(type(o2)(this=exp.column("agg_value", table="grouped")))
-                rebuilt.set("from_", exp.From(this=exp.Subquery(this=sub, alias=exp.TableAlias(
-                    this=exp.to_identifier("grouped")))))
+                rebuilt.set(
+                    "from_",
+                    exp.From(this=exp.Subquery(this=sub, alias=exp.TableAlias(this=exp.to_identifier("grouped")))),
+                )
                 s2.replace(rebuilt)
-                out.append(Proposal(new, name, f"{kind}() over {inner.sql(dialect=ctx.dialect)} needs a grouped "
-                                               "derived table", outer.sql(dialect=ctx.dialect),
-                                    f"{kind}(agg_value) FROM (... GROUP BY ...)", 0.15, group="nested"))
+                out.append(
+                    Proposal(
+                        new,
+                        name,
+                        f"{kind}() over {inner.sql(dialect=ctx.dialect)} needs a grouped derived table",
+                        outer.sql(dialect=ctx.dialect),
+                        f"{kind}(agg_value) FROM (... GROUP BY ...)",
+                        0.15,
+                        group="nested",
+                    )
+                )
             # 2. the grouped aggregate itself, ordered, first row
             if select.args.get("group") is not None:
                 new, (s2, o2) = copy_at(ctx.ast, select, outer)
                 o2.replace(o2.this.copy())
-                s2.set("order", exp.Order(expressions=[exp.Ordered(this=inner.copy(), desc=isinstance(outer, exp.Max))]))
+                s2.set(
+                    "order", exp.Order(expressions=[exp.Ordered(this=inner.copy(), desc=isinstance(outer, exp.Max))])
+                )
                 s2.set("limit", exp.Limit(expression=exp.Literal.number(1)))
-                out.append(Proposal(new, name, f"{kind}() of a grouped {inner.sql(dialect=ctx.dialect)} is its first "
-                                               "row when ordered", outer.sql(dialect=ctx.dialect),
-                                    f"ORDER BY {inner.sql(dialect=ctx.dialect)} LIMIT 1", 0.2, group="nested"))
+                out.append(
+                    Proposal(
+                        new,
+                        name,
+                        f"{kind}() of a grouped {inner.sql(dialect=ctx.dialect)} is its first row when ordered",
+                        outer.sql(dialect=ctx.dialect),
+                        f"ORDER BY {inner.sql(dialect=ctx.dialect)} LIMIT 1",
+                        0.2,
+                        group="nested",
+                    )
+                )
     return out
 
 
@@ -151,21 +194,43 @@ def _ungrouped(ctx: Context, failure: Failure) -> list[Proposal]:
         group = select.args.get("group")
         if group is None:
             continue
-        hits = [c for c in select.find_all(exp.Column) if c.name.lower() == name
-                and (qual is None or not c.table or c.table.lower() == qual) and c.find_ancestor(exp.Select) is select
-                and c.find_ancestor(exp.AggFunc) is None]
+        hits = [
+            c
+            for c in select.find_all(exp.Column)
+            if c.name.lower() == name
+            and (qual is None or not c.table or c.table.lower() == qual)
+            and c.find_ancestor(exp.Select) is select
+            and c.find_ancestor(exp.AggFunc) is None
+        ]
         if not hits:
             continue
         col = hits[0]
         new, (s2,) = copy_at(ctx.ast, select)
         s2.args["group"].append("expressions", col.copy())
-        out.append(Proposal(new, name_, f"{col.sql(dialect=ctx.dialect)} is selected but not grouped: group by it",
-                            "", f"GROUP BY ..., {col.sql(dialect=ctx.dialect)}", 0.15, group="ungrouped"))
+        out.append(
+            Proposal(
+                new,
+                name_,
+                f"{col.sql(dialect=ctx.dialect)} is selected but not grouped: group by it",
+                "",
+                f"GROUP BY ..., {col.sql(dialect=ctx.dialect)}",
+                0.15,
+                group="ungrouped",
+            )
+        )
         new, cols = copy_at(ctx.ast, *[h for h in hits if h.find_ancestor(exp.Group) is None])
         for c in cols:
             c.replace(exp.Max(this=c.copy()))
-        out.append(Proposal(new, name_, f"{col.sql(dialect=ctx.dialect)} is selected but not grouped: take one "
-                                        "value per group", col.sql(dialect=ctx.dialect),
-                            f"MAX({col.sql(dialect=ctx.dialect)})", 0.2, group="ungrouped"))
+        out.append(
+            Proposal(
+                new,
+                name_,
+                f"{col.sql(dialect=ctx.dialect)} is selected but not grouped: take one value per group",
+                col.sql(dialect=ctx.dialect),
+                f"MAX({col.sql(dialect=ctx.dialect)})",
+                0.2,
+                group="ungrouped",
+            )
+        )
         break
     return out

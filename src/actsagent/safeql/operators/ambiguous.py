@@ -24,7 +24,15 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         new, cols = copy_at(ctx.ast, *[r.column for r in group])
         for c in cols:
             set_column(c, None, src.alias, ctx.dialect)
-        out.append(Proposal(new, name, f"column {first.column.name!r} is in several FROM items; take it from "
-                                       f"{src.alias!r}", first.column.name, f"{src.alias}.{first.column.name}",
-                            0.01 * i, group=first.column.name))
+        out.append(
+            Proposal(
+                new,
+                name,
+                f"column {first.column.name!r} is in several FROM items; take it from {src.alias!r}",
+                first.column.name,
+                f"{src.alias}.{first.column.name}",
+                0.01 * i,
+                group=first.column.name,
+            )
+        )
     return out

@@ -74,15 +74,17 @@ def _replace_column(ctx: Context, failure: Failure) -> list[Proposal]:
         new, cols = copy_at(ctx.ast, *[r.column for r in group])
         needs_qual = bool(qual) or len(names[col.lower()]) > 1
         for c in cols:
-            set_column(c, None if same else col, alias if needs_qual else None, ctx.dialect,
-                       keep_qualifier=False)
+            set_column(c, None if same else col, alias if needs_qual else None, ctx.dialect, keep_qualifier=False)
         before = f"{qual}.{cname}" if qual else cname
         shown = ident(col, ctx.dialect).sql(dialect=ctx.dialect)
         after = f"{alias}.{shown}" if needs_qual else shown
-        why = (f"column {before!r} does not exist; the engine suggests {after!r}" if d == 0.0 and hinted else
-               f"column {before!r} does not exist; {after!r} is the same name as stored (quoted)"
-               if col.lower() == cname.lower() and not same else
-               f"column {before!r} does not exist; nearest available is {after!r}")
+        why = (
+            f"column {before!r} does not exist; the engine suggests {after!r}"
+            if d == 0.0 and hinted
+            else f"column {before!r} does not exist; {after!r} is the same name as stored (quoted)"
+            if col.lower() == cname.lower() and not same
+            else f"column {before!r} does not exist; nearest available is {after!r}"
+        )
         out.append(Proposal(new, name, why, before, after, d, group=before))
     return out
 
@@ -113,7 +115,15 @@ def _swap_argument(ctx: Context, failure: Failure) -> list[Proposal]:
             dist = ctx.catalog.token_distance(arg.name, col)
             new, (a2,) = copy_at(ctx.ast, arg)
             set_column(a2, col, alias if arg.table else None, ctx.dialect, keep_qualifier=False)
-            out.append(Proposal(new, name, f"{fname}() does not accept {arg.sql(dialect=ctx.dialect)}; "
-                                           f"use the type-compatible column {col!r}",
-                                arg.name, col, dist, group=f"arg:{arg.name}"))
+            out.append(
+                Proposal(
+                    new,
+                    name,
+                    f"{fname}() does not accept {arg.sql(dialect=ctx.dialect)}; use the type-compatible column {col!r}",
+                    arg.name,
+                    col,
+                    dist,
+                    group=f"arg:{arg.name}",
+                )
+            )
     return out

@@ -125,34 +125,63 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         for i, arg in enumerate(args):
             if isinstance(arg, exp.Literal | exp.Star | exp.Var | exp.DataType):
                 continue
-            targets = signatures.get(i) or (("INTEGER", "NUMERIC", "TEXT", "TIMESTAMP") if ctx.dialect == "postgres"
-                                            else ("REAL", "TEXT"))
+            targets = signatures.get(i) or (
+                ("INTEGER", "NUMERIC", "TEXT", "TIMESTAMP") if ctx.dialect == "postgres" else ("REAL", "TEXT")
+            )
             for rank, target in enumerate(targets):
                 new, (a2,) = copy_at(ctx.ast, arg)
                 a2.replace(exp.Cast(this=a2.copy(), to=exp.DataType.build(target, dialect=ctx.dialect)))
-                out.append(Proposal(new, name, f"{fname}() has no signature for this argument; cast it to "
-                                               f"{target}", arg.sql(dialect=ctx.dialect),
-                                    f"CAST({arg.sql(dialect=ctx.dialect)} AS {target})", 0.2 + 0.01 * rank,
-                                    group=f"cast{i}"))
+                out.append(
+                    Proposal(
+                        new,
+                        name,
+                        f"{fname}() has no signature for this argument; cast it to {target}",
+                        arg.sql(dialect=ctx.dialect),
+                        f"CAST({arg.sql(dialect=ctx.dialect)} AS {target})",
+                        0.2 + 0.01 * rank,
+                        group=f"cast{i}",
+                    )
+                )
     else:
         for other, dist in ctx.catalog.nearest_functions(fname, ctx.options.k, arity=len(args)):
             new, (f2,) = copy_at(ctx.ast, f)
             f2.replace(exp.Anonymous(this=other, expressions=[a.copy() for a in args]))
-            out.append(Proposal(new, name, f"function {fname}() does not exist; nearest is {other}()",
-                                fname, other, dist, group="rename"))
+            out.append(
+                Proposal(
+                    new,
+                    name,
+                    f"function {fname}() does not exist; nearest is {other}()",
+                    fname,
+                    other,
+                    dist,
+                    group="rename",
+                )
+            )
     return out
 
 
-_PREFERRED = ("numeric", "integer", "bigint", "double precision", "text", "timestamp without time zone", "date",
-              "timestamp with time zone")
+_PREFERRED = (
+    "numeric",
+    "integer",
+    "bigint",
+    "double precision",
+    "text",
+    "timestamp without time zone",
+    "date",
+    "timestamp with time zone",
+)
 
 
 def _signatures(ctx: Context, fname: str, nargs: int) -> dict[int, list[str]]:
     """Argument types PostgreSQL has for ``fname`` with ``nargs`` arguments, usual types first."""
     if ctx.dialect != "postgres" or not fname.replace("_", "").isalnum():
         return {}
-    res = ctx.db.execute(f"SELECT proargtypes::regtype[]::text[] FROM pg_proc WHERE proname = '{fname.lower()}' "
-                         f"AND pronargs = {int(nargs)}", max_rows=200, timeout_s=2)
+    res = ctx.db.execute(
+        f"SELECT proargtypes::regtype[]::text[] FROM pg_proc WHERE proname = '{fname.lower()}' "
+        f"AND pronargs = {int(nargs)}",
+        max_rows=200,
+        timeout_s=2,
+    )
     if not res.ok:
         return {}
     out: dict[int, list[str]] = {}

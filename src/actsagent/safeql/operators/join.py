@@ -49,11 +49,20 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         sel2, cols = nodes[0], nodes[1:]
         sel2.append("joins", exp.Join(this=exp.Table(this=ident(table.name, ctx.dialect)), on=cond, kind="INNER"))
         for c in cols:
-            renamed = not spelled_as(c.this if isinstance(c.this, exp.Identifier) else None, cref.column.name,
-                                     ctx.dialect)
+            renamed = not spelled_as(
+                c.this if isinstance(c.this, exp.Identifier) else None, cref.column.name, ctx.dialect
+            )
             set_column(c, cref.column.name if renamed else None, None, ctx.dialect)
             c.set("table", ident(table.name, ctx.dialect))  # the joined table's own name, spelled as stored
-        out.append(Proposal(new, name, f"column {cname!r} is not in the FROM tables; join {table.name!r} "
-                                       f"on {cond.sql(dialect=ctx.dialect)}",
-                            cname, f"{table.name}.{cref.column.name}", dcol, group=cname))
+        out.append(
+            Proposal(
+                new,
+                name,
+                f"column {cname!r} is not in the FROM tables; join {table.name!r} on {cond.sql(dialect=ctx.dialect)}",
+                cname,
+                f"{table.name}.{cref.column.name}",
+                dcol,
+                group=cname,
+            )
+        )
     return out

@@ -17,8 +17,11 @@ from actsagent.safeql.types import TypeChecker
 name = "mismatch"
 handles = frozenset({"type_mismatch", EMPTY})
 
-_SQL_TYPE = {"num": {"postgres": "NUMERIC", "sqlite": "INTEGER"}, "text": {"postgres": "TEXT", "sqlite": "TEXT"},
-             "date": {"postgres": "TIMESTAMP", "sqlite": "TEXT"}}
+_SQL_TYPE = {
+    "num": {"postgres": "NUMERIC", "sqlite": "INTEGER"},
+    "text": {"postgres": "TEXT", "sqlite": "TEXT"},
+    "date": {"postgres": "TIMESTAMP", "sqlite": "TEXT"},
+}
 
 
 def _comparisons(ctx: Context, failure: Failure) -> list[exp.Expression]:
@@ -46,9 +49,17 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
             if isinstance(side, exp.Cast):
                 new, (s2,) = copy_at(ctx.ast, side)
                 s2.replace(s2.this.copy())
-                out.append(Proposal(new, name, "drop the cast that breaks the comparison",
-                                    side.sql(dialect=ctx.dialect), side.this.sql(dialect=ctx.dialect), 0.1,
-                                    group=f"cmp{i}"))
+                out.append(
+                    Proposal(
+                        new,
+                        name,
+                        "drop the cast that breaks the comparison",
+                        side.sql(dialect=ctx.dialect),
+                        side.this.sql(dialect=ctx.dialect),
+                        0.1,
+                        group=f"cmp{i}",
+                    )
+                )
             cats, _ = tc.infer(other)
             for cat in ("num", "text", "date"):
                 if cat not in cats and not ("any" in cats and cat != "date"):
@@ -62,18 +73,28 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
                             continue
                         new, (s2,) = copy_at(ctx.ast, side)
                         s2.replace(exp.Literal.number(side.this))
-                        out.append(Proposal(new, name, "compare as a number", side.sql(), side.this, 0.05,
-                                            group=f"cmp{i}"))
+                        out.append(
+                            Proposal(new, name, "compare as a number", side.sql(), side.this, 0.05, group=f"cmp{i}")
+                        )
                         continue
                     if cat == "text" and not side.is_string:
                         new, (s2,) = copy_at(ctx.ast, side)
                         s2.replace(exp.Literal.string(side.this))
-                        out.append(Proposal(new, name, "compare as text", side.sql(), f"'{side.this}'", 0.05,
-                                            group=f"cmp{i}"))
+                        out.append(
+                            Proposal(new, name, "compare as text", side.sql(), f"'{side.this}'", 0.05, group=f"cmp{i}")
+                        )
                         continue
                 new, (s2,) = copy_at(ctx.ast, side)
                 s2.replace(exp.Cast(this=s2.copy(), to=exp.DataType.build(target, dialect=ctx.dialect)))
-                out.append(Proposal(new, name, f"cast {side.sql(dialect=ctx.dialect)} to {target} to match "
-                                               f"{other.sql(dialect=ctx.dialect)}",
-                                    side.sql(dialect=ctx.dialect), f"CAST(... AS {target})", 0.15, group=f"cmp{i}"))
+                out.append(
+                    Proposal(
+                        new,
+                        name,
+                        f"cast {side.sql(dialect=ctx.dialect)} to {target} to match {other.sql(dialect=ctx.dialect)}",
+                        side.sql(dialect=ctx.dialect),
+                        f"CAST(... AS {target})",
+                        0.15,
+                        group=f"cmp{i}",
+                    )
+                )
     return out

@@ -29,8 +29,11 @@ def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
     target = targets[0]
     scope = an.scope_of(target)
     same = an.schema.table(target.name)  # the table exists, spelled with another case: quote it as stored
-    in_use = {s.table.name.lower() for s in scope.sources.values() if s.table is not None and s.table is not same} \
-        if scope else set()
+    in_use = (
+        {s.table.name.lower() for s in scope.sources.values() if s.table is not None and s.table is not same}
+        if scope
+        else set()
+    )
     nearest = ctx.catalog.nearest_tables(target.name, ctx.options.k * 3, exclude=in_use)
     if same is not None:
         nearest = [(same, 0.0)] + [(t, d) for t, d in nearest if t is not same]
@@ -44,8 +47,17 @@ def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
             for c in refs_in_scope(an, scope2, old):
                 c2 = follow(new, node_path(c))
                 c2.set("table", ident(table.name, ctx.dialect))
-        out.append(Proposal(new, name, f"relation {old!r} does not exist; nearest table is {table.name!r}",
-                            old, table.name, dist, group=old))
+        out.append(
+            Proposal(
+                new,
+                name,
+                f"relation {old!r} does not exist; nearest table is {table.name!r}",
+                old,
+                table.name,
+                dist,
+                group=old,
+            )
+        )
     return out
 
 
@@ -76,13 +88,23 @@ def _replace_for_column(ctx: Context, failure: Failure) -> list[Proposal]:
             if not vnode.alias:
                 t2.set("alias", exp.TableAlias(this=alias_ident(victim.alias, ctx.dialect)))
             for c in cols:
-                renamed = not spelled_as(c.this if isinstance(c.this, exp.Identifier) else None, cref.column.name,
-                                         ctx.dialect)
+                renamed = not spelled_as(
+                    c.this if isinstance(c.this, exp.Identifier) else None, cref.column.name, ctx.dialect
+                )
                 set_column(c, cref.column.name if renamed else None, None, ctx.dialect)
             dtab = ctx.catalog.token_distance(victim.table.name, cref.table.name)
             before = f"{victim.table.name}.{cname}"
             after = f"{cref.table.name}.{cref.column.name}"
-            out.append(Proposal(new, name, f"column {cname!r} is not in {victim.table.name!r}; "
-                                           f"take the table {cref.table.name!r} that has {cref.column.name!r}",
-                                before, after, dtab + dcol, group=cname))
+            out.append(
+                Proposal(
+                    new,
+                    name,
+                    f"column {cname!r} is not in {victim.table.name!r}; "
+                    f"take the table {cref.table.name!r} that has {cref.column.name!r}",
+                    before,
+                    after,
+                    dtab + dcol,
+                    group=cname,
+                )
+            )
     return out

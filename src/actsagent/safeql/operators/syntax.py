@@ -16,8 +16,14 @@ handles = frozenset({"syntax"})
 
 _FENCE = re.compile(r"```(?:sql|SQL)?\s*(.*?)(?:```|$)", re.S)
 _TAILS = ("\\end{code}", "\\begin{code}", "</s>", "[/INST]", "Comment:", "Answer:", "Explanation:", "Note:")
-_SET_OPS = {TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT, TokenType.ALL, TokenType.DISTINCT,
-            TokenType.L_PAREN}
+_SET_OPS = {
+    TokenType.UNION,
+    TokenType.INTERSECT,
+    TokenType.EXCEPT,
+    TokenType.ALL,
+    TokenType.DISTINCT,
+    TokenType.L_PAREN,
+}
 
 
 def _strip(text: str) -> str:
@@ -44,10 +50,12 @@ def _cuts(text: str, dialect: str) -> list[int]:
             depth += 1
         elif tok.token_type == TokenType.R_PAREN:
             depth -= 1
-        elif tok.token_type == TokenType.SEMICOLON:
-            cuts.append(tok.start)
-        elif tok.token_type in (TokenType.SELECT, TokenType.WITH) and i > 0 and depth <= 0 \
-                and (prev is None or prev.token_type not in _SET_OPS):
+        elif tok.token_type == TokenType.SEMICOLON or (
+            tok.token_type in (TokenType.SELECT, TokenType.WITH)
+            and i > 0
+            and depth <= 0
+            and (prev is None or prev.token_type not in _SET_OPS)
+        ):
             cuts.append(tok.start)
         prev = tok
     return cuts
@@ -80,8 +88,10 @@ def salvage(text: str, dialect: str) -> list[tuple[str, str]]:
             stmts = [s for s in sqlglot.parse(base, read=src) if s is not None]
             if len(stmts) == 1 and is_query(stmts[0]):
                 offer(stmts[0].sql(dialect=dialect), f"rewrote {src} syntax for {dialect}")
-                offer(_unwrap_set_operands(stmts[0]).sql(dialect=dialect),
-                      "removed parentheses around a UNION/INTERSECT/EXCEPT member")
+                offer(
+                    _unwrap_set_operands(stmts[0]).sql(dialect=dialect),
+                    "removed parentheses around a UNION/INTERSECT/EXCEPT member",
+                )
                 if dialect == "sqlite":
                     rewritten = _quantified_to_aggregate(stmts[0])
                     if rewritten is not None:
@@ -99,9 +109,11 @@ def salvage(text: str, dialect: str) -> list[tuple[str, str]]:
     return out
 
 
-_DANGLING = re.compile(r"(?:\s+(?:AND|OR|NOT|WHERE|ON|IN|BY|GROUP|ORDER|HAVING|SELECT|FROM|JOIN|INNER|LEFT|AS|LIKE|"
-                       r"BETWEEN|UNION|INTERSECT|EXCEPT|LIMIT|DESC|ASC|CASE|WHEN|THEN|ELSE)|\s*[,=<>!+\-*/(.])\s*$",
-                       re.I)
+_DANGLING = re.compile(
+    r"(?:\s+(?:AND|OR|NOT|WHERE|ON|IN|BY|GROUP|ORDER|HAVING|SELECT|FROM|JOIN|INNER|LEFT|AS|LIKE|"
+    r"BETWEEN|UNION|INTERSECT|EXCEPT|LIMIT|DESC|ASC|CASE|WHEN|THEN|ELSE)|\s*[,=<>!+\-*/(.])\s*$",
+    re.I,
+)
 
 
 def _close(prefix: str) -> str:
@@ -127,8 +139,11 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         if ast is None:
             continue
         removed = max(0, total - len(sql)) / total
-        out.append(Proposal(ast, name, why, ctx.sql[:60], sql[:60], 0.1 + 0.2 * removed, group="salvage",
-                            extra={"raw_sql": sql}))
+        out.append(
+            Proposal(
+                ast, name, why, ctx.sql[:60], sql[:60], 0.1 + 0.2 * removed, group="salvage", extra={"raw_sql": sql}
+            )
+        )
     return out
 
 
@@ -140,8 +155,13 @@ def _unwrap_set_operands(ast):
     for op in ast.find_all(exp.SetOperation):
         for key in ("this", "expression"):
             side = op.args.get(key)
-            if isinstance(side, exp.Subquery) and not side.alias and isinstance(side.this, exp.Select) \
-                    and not side.this.args.get("order") and not side.this.args.get("limit"):
+            if (
+                isinstance(side, exp.Subquery)
+                and not side.alias
+                and isinstance(side.this, exp.Select)
+                and not side.this.args.get("order")
+                and not side.this.args.get("limit")
+            ):
                 op.set(key, side.this)
     return ast
 
@@ -155,8 +175,12 @@ def _quantified_to_aggregate(ast):
     for q in list(ast.find_all(exp.Any, exp.All)):
         cmp = q.parent
         sub = q.this.this if isinstance(q.this, exp.Subquery) else q.this
-        if not isinstance(sub, exp.Select) or len(sub.expressions) != 1 or not isinstance(cmp, exp.Binary) \
-                or cmp.expression is not q:
+        if (
+            not isinstance(sub, exp.Select)
+            or len(sub.expressions) != 1
+            or not isinstance(cmp, exp.Binary)
+            or cmp.expression is not q
+        ):
             continue
         is_any = isinstance(q, exp.Any)
         if isinstance(cmp, exp.EQ) and is_any:

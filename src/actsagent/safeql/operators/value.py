@@ -41,8 +41,9 @@ def _stored(ctx: Context, table, column, literal: str, like: bool) -> bool:
     op = "LIKE" if like else "="
     d = ctx.db.dialect
     lit = exp.Literal.string(literal).sql(d)
-    res = ctx.db.execute(f"SELECT 1 FROM {table.sql_name(d)} WHERE {column.sql_name(d)} {op} {lit} LIMIT 1",
-                         max_rows=1, timeout_s=2)
+    res = ctx.db.execute(
+        f"SELECT 1 FROM {table.sql_name(d)} WHERE {column.sql_name(d)} {op} {lit} LIMIT 1", max_rows=1, timeout_s=2
+    )
     return bool(res.ok and res.rows)
 
 
@@ -58,17 +59,28 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         if not core:
             continue
         for value, dist in ctx.catalog.nearest_values(table, column, core, ctx.options.k * 2):
-            new_text = (text[: len(text) - len(text.lstrip("%"))] + value + text[len(text.rstrip("%")):]
-                        if like else value)
+            new_text = (
+                text[: len(text) - len(text.lstrip("%"))] + value + text[len(text.rstrip("%")) :] if like else value
+            )
             if new_text == text:
                 continue
             new, (l2,) = copy_at(ctx.ast, lit)
             l2.replace(exp.Literal.string(new_text))
-            out.append(Proposal(new, name, f"no row has {column.name} = {text!r}; nearest stored value is "
-                                           f"{value!r}", text, new_text, dist, group=f"{id(lit)}"))
+            out.append(
+                Proposal(
+                    new,
+                    name,
+                    f"no row has {column.name} = {text!r}; nearest stored value is {value!r}",
+                    text,
+                    new_text,
+                    dist,
+                    group=f"{id(lit)}",
+                )
+            )
         if like and ctx.dialect == "postgres" and isinstance(node, exp.Like):
             new, (n2,) = copy_at(ctx.ast, node)
             n2.replace(exp.ILike(this=n2.this.copy(), expression=n2.expression.copy()))
-            out.append(Proposal(new, name, "match the pattern case-insensitively", "LIKE", "ILIKE", 0.05,
-                                group=f"{id(lit)}"))
+            out.append(
+                Proposal(new, name, "match the pattern case-insensitively", "LIKE", "ILIKE", 0.05, group=f"{id(lit)}")
+            )
     return out
