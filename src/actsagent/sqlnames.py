@@ -36,7 +36,7 @@ def sqlglot_schema(info: SchemaInfo, dialect: str) -> MappingSchema:
     ``"HireDt"`` matches only that column, an unquoted name is folded to lower case first);
     SQLite matches names case-insensitively. Types are not needed to resolve names."""
     fold = str.lower if dialect != "postgres" else (lambda n: n)
-    mapping = {fold(t.name): {fold(c.name): "text" for c in t.columns} for t in info.tables}
+    mapping: dict[str, object] = {fold(t.name): {fold(c.name): "text" for c in t.columns} for t in info.tables}
     return MappingSchema(mapping, dialect=_sqlglot_dialect(dialect), normalize=False)
 
 
@@ -44,7 +44,7 @@ def _sqlglot_dialect(dialect: str) -> str:
     return "postgres" if dialect == "postgres" else "sqlite"
 
 
-def _parse(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
+def _parse(sql: str, info: SchemaInfo, dialect: str) -> exp.Expr:
     d = _sqlglot_dialect(dialect)
     try:
         trees = [t for t in sqlglot.parse(sql, read=d) if t is not None]
@@ -57,7 +57,7 @@ def _parse(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
     return trees[0]
 
 
-def _qualify(tree: exp.Expression, info: SchemaInfo, dialect: str, *, expand_alias_refs: bool = True) -> exp.Expression:
+def _qualify(tree: exp.Expr, info: SchemaInfo, dialect: str, *, expand_alias_refs: bool = True) -> exp.Expr:
     try:
         return qualify(
             tree,
@@ -72,12 +72,12 @@ def _qualify(tree: exp.Expression, info: SchemaInfo, dialect: str, *, expand_ali
         raise SqlNamesError(f"cannot resolve names: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
 
 
-def parse_qualified(sql: str, info: SchemaInfo, dialect: str) -> exp.Expression:
+def parse_qualified(sql: str, info: SchemaInfo, dialect: str) -> exp.Expr:
     """``sql`` parsed and qualified: every column resolvable from the catalog carries its table's alias."""
     return _qualify(_parse(sql, info, dialect), info, dialect)
 
 
-def _quoted_strings(tree: exp.Expression, info: SchemaInfo) -> None:
+def _quoted_strings(tree: exp.Expr, info: SchemaInfo) -> None:
     """SQLite reads a double-quoted word that names no column (nor alias) as a string literal."""
     known = {c.name.lower() for t in info.tables for c in t.columns}
     known |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
@@ -98,7 +98,7 @@ def _resolve(scope: Scope, column: exp.Column) -> exp.Table | None:
     return None
 
 
-def _real_tables(tree: exp.Expression, info: SchemaInfo) -> list[exp.Table]:
+def _real_tables(tree: exp.Expr, info: SchemaInfo) -> list[exp.Table]:
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     names = {t.name.lower() for t in info.tables}
     return [t for t in tree.find_all(exp.Table) if t.name.lower() in names and t.name.lower() not in ctes]
@@ -192,7 +192,7 @@ def rename(
     return tree.sql(dialect=_sqlglot_dialect(out_dialect or dialect))
 
 
-def _top_selects(tree: exp.Expression) -> list[tuple[exp.Select, list[bool]]]:
+def _top_selects(tree: exp.Expr) -> list[tuple[exp.Select, list[bool]]]:
     """The outermost SELECTs (each branch of a set operation) and which outputs the author aliased
     (recorded before qualify, which aliases every output)."""
     out: list[tuple[exp.Select, list[bool]]] = []

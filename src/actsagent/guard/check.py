@@ -114,7 +114,8 @@ class _WarningTrap(logging.Filter):
         if logger.level > logging.WARNING:
             self.app_level = logger.level
             logger.setLevel(logging.WARNING)  # (setLevel, not assignment: the logger caches its decisions)
-        self.local.bucket = bucket = []
+        bucket: list[str] = []
+        self.local.bucket = bucket
         return bucket
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -213,7 +214,7 @@ def _refuse_control_characters(text: str, what: str) -> None:
         )
 
 
-def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expression, list[Token]]:
+def _parse_one(sql: str, rules: Rules) -> tuple[exp.Expr, list[Token]]:
     """One statement's tree, and the tokens it was parsed from (the call-name check reads them)."""
     dialect = rules.dialect
     if not sql.strip():
@@ -292,7 +293,7 @@ def _position(sql: str, error: dict) -> int | None:
     return start if 1 <= start <= len(sql) else None
 
 
-def _generate(tree: exp.Expression, dialect: str) -> str:
+def _generate(tree: exp.Expr, dialect: str) -> str:
     """SQL from the tree; a feature the dialect's generator cannot print is a refusal, not a warning."""
     warnings = _trap.arm()
     try:
@@ -311,7 +312,7 @@ def _generate(tree: exp.Expression, dialect: str) -> str:
     return out
 
 
-def _check_tree(tree: exp.Expression, text: str, tokens: list[Token], rules: Rules) -> None:
+def _check_tree(tree: exp.Expr, text: str, tokens: list[Token], rules: Rules) -> None:
     """Statement kind, clauses, relations, calls and fields of one parsed statement; ``text`` is what it was
     parsed from (node positions point into it)."""
     root = tree
@@ -362,8 +363,8 @@ def _check_tree(tree: exp.Expression, text: str, tokens: list[Token], rules: Rul
         elif isinstance(node, exp.Column):
             _check_column(node, rules)
         elif isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
-            name = node.expression
-            rules.field(name.name, _fold(name, rules.dialect), True, f"(...).{name.name}")
+            field = node.expression
+            rules.field(field.name, _fold(field, rules.dialect), True, f"(...).{field.name}")
         elif isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             rules.relation(node.db, node.name)
         elif isinstance(node, exp.TableAlias) and node.args.get("columns"):
@@ -400,7 +401,7 @@ def _check_function(node: exp.Func, text: str, rules: Rules) -> None:
         rules.setting(literal, len(args) > 2 or (len(args) == 2 and not isinstance(args[1], exp.Boolean)))
 
 
-def _written_name(node: exp.Expression, text: str) -> str | None:
+def _written_name(node: exp.Expr, text: str) -> str | None:
     """The name as written when sqlglot built ``node`` from a call ``name(...)`` (it records the name's span;
     literals carry a span too, but no "(" follows them)."""
     start, end = node.meta.get("start"), node.meta.get("end")
@@ -482,11 +483,11 @@ def _check_regenerated(out: str, rules: Rules) -> None:
         )
 
 
-def _is_statement(node: exp.Expression) -> bool:
+def _is_statement(node: exp.Expr) -> bool:
     return isinstance(node, (exp.Command, *_WRITE_NODES, *_OTHER_NODES, exp.Alias, exp.DDL))
 
 
-def _kind(node: exp.Expression) -> str:
+def _kind(node: exp.Expr) -> str:
     """A readable statement kind: INSERT, DROP, EXPLAIN, SET, ..."""
     if isinstance(node, exp.Command):
         return str(node.this).upper()

@@ -12,7 +12,7 @@ from actsagent.guard.models import LimitAction
 WRAP_ALIAS = "guard_rows"
 
 
-def apply_row_limit(tree: exp.Expression, cap: int) -> tuple[exp.Expression, int | None, LimitAction]:
+def apply_row_limit(tree: exp.Expr, cap: int) -> tuple[exp.Expr, int | None, LimitAction]:
     """Return (tree, the LIMIT it now carries, what was done). A limit at or below ``cap`` is kept."""
     if isinstance(tree, exp.Subquery) and set(k for k, v in tree.args.items() if v) == {"this"}:
         tree = tree.this  # "(SELECT ...)": the parentheses carry nothing
@@ -49,13 +49,13 @@ def apply_row_limit(tree: exp.Expression, cap: int) -> tuple[exp.Expression, int
     return _wrap(tree, cap), cap, "wrapped"
 
 
-def _int_literal(node: exp.Expression | None) -> int | None:
+def _int_literal(node: exp.Expr | None) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.is_int:
         return int(node.name)
     return None
 
 
-def _wrap(tree: exp.Expression, cap: int) -> exp.Select:
+def _wrap(tree: exp.Expr, cap: int) -> exp.Select:
     """SELECT * FROM (<tree>) AS guard_rows LIMIT cap: for limits that are not a plain number."""
     sub = exp.Subquery(this=tree, alias=exp.TableAlias(this=exp.to_identifier(WRAP_ALIAS)))
     return exp.Select(expressions=[exp.Star()]).from_(sub).limit(cap)

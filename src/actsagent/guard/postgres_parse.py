@@ -9,12 +9,16 @@ selection attribute notation may turn into a call, every relation. SQL it cannot
 from __future__ import annotations
 
 import json
+from types import ModuleType
 from typing import Any
 
 from actsagent.guard.rules import Refused, Rules
 
+_pg: ModuleType | None
 try:
-    from pglast import parser as _pg
+    from pglast import parser as _pg_parser
+
+    _pg = _pg_parser
 except ImportError:  # pragma: no cover - a dependency; without it PostgreSQL queries are refused
     _pg = None
 

@@ -9,12 +9,15 @@ correlated subqueries and set operations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from actsagent.schema.model import ColumnInfo, SchemaInfo, TableInfo
+
+_E = TypeVar("_E", bound=exp.Expr)
 
 
 @dataclass
@@ -24,7 +27,7 @@ class Source:
     alias: str
     table: TableInfo | None = None
     outputs: list[str] | None = None  # derived sources; None when it selects *
-    node: exp.Expression | None = None
+    node: exp.Expr | None = None
     missing: bool = False  # a base table the catalog does not know
 
     def has(self, column: str) -> bool | None:
@@ -39,7 +42,7 @@ class Source:
 
 @dataclass
 class ScopeInfo:
-    select: exp.Expression
+    select: exp.Expr
     sources: dict[str, Source]
     parent: ScopeInfo | None
     aliases: set[str] = field(default_factory=set)
@@ -55,7 +58,7 @@ class Resolution:
     candidates: list[Source] = field(default_factory=list)
 
 
-def parse(sql: str, dialect: str) -> exp.Expression | None:
+def parse(sql: str, dialect: str) -> exp.Expr | None:
     """One statement, or None when sqlglot cannot read it as exactly one."""
     try:
         stmts = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
@@ -64,14 +67,14 @@ def parse(sql: str, dialect: str) -> exp.Expression | None:
     return stmts[0] if len(stmts) == 1 else None
 
 
-def is_query(ast: exp.Expression) -> bool:
+def is_query(ast: exp.Expr) -> bool:
     return isinstance(ast, exp.Query)
 
 
 class Analysis:
     """Scopes of one AST, built once per candidate."""
 
-    def __init__(self, ast: exp.Expression, schema: SchemaInfo) -> None:
+    def __init__(self, ast: exp.Expr, schema: SchemaInfo) -> None:
         self.ast = ast
         self.schema = schema
         self.scopes: dict[int, ScopeInfo] = {}
@@ -108,7 +111,7 @@ class Analysis:
         self.scopes[key] = info
         return info
 
-    def scope_of(self, node: exp.Expression) -> ScopeInfo | None:
+    def scope_of(self, node: exp.Expr) -> ScopeInfo | None:
         cur = node.parent
         while cur is not None:
             if id(cur) in self.scopes and isinstance(cur, exp.Select):
@@ -169,7 +172,7 @@ def _in_alias_clause(col: exp.Column) -> bool:
     return False
 
 
-def _outputs(q: exp.Expression) -> list[str] | None:
+def _outputs(q: exp.Expr) -> list[str] | None:
     while isinstance(q, exp.SetOperation):
         q = q.this
     if isinstance(q, exp.Subquery):
@@ -187,21 +190,22 @@ def _outputs(q: exp.Expression) -> list[str] | None:
 # ----- node paths: operators edit a copy, addressing nodes found in the original -----------------
 
 
-def node_path(node: exp.Expression) -> list[tuple[str, int | None]]:
-    path = []
+def node_path(node: exp.Expr) -> list[tuple[str, int | None]]:
+    path: list[tuple[str, int | None]] = []
     cur = node
     while cur.parent is not None:
         parent = cur.parent
-        val = parent.args.get(cur.arg_key)
+        key = cur.arg_key or ""  # sqlglot sets arg_key whenever it sets parent
+        val = parent.args.get(key)
         idx = None
         if isinstance(val, list):
             idx = next(i for i, v in enumerate(val) if v is cur)
-        path.append((cur.arg_key, idx))
+        path.append((key, idx))
         cur = parent
     return list(reversed(path))
 
 
-def follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Expression:
+def follow(root: exp.Expr, path: list[tuple[str, int | None]]) -> exp.Expr:
     cur = root
     for key, idx in path:
         val = cur.args[key]
@@ -209,8 +213,8 @@ def follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Expr
     return cur
 
 
-def copy_at(root: exp.Expression, *nodes: exp.Expression) -> tuple[exp.Expression, list[exp.Expression]]:
-    """A deep copy of ``root`` and the copies of ``nodes`` inside it."""
+def copy_at(root: exp.Expr, *nodes: _E) -> tuple[exp.Expr, list[_E]]:
+    """A deep copy of ``root`` and the copies of ``nodes`` inside it (a copy has its original's node type)."""
     paths = [node_path(n) for n in nodes]
     new = root.copy()
-    return new, [follow(new, p) for p in paths]
+    return new, [cast(_E, follow(new, p)) for p in paths]

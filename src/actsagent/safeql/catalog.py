@@ -15,6 +15,7 @@ import hashlib
 import os
 import threading
 import time
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,7 +78,7 @@ class Catalog:
         )
         return min(emb, lexical_distance(a, b))
 
-    def nearest_tables(self, name: str, k: int, exclude: set[str] = frozenset()) -> list[tuple[TableInfo, float]]:
+    def nearest_tables(self, name: str, k: int, exclude: Set[str] = frozenset()) -> list[tuple[TableInfo, float]]:
         if not self.schema.tables:
             return []
         d = self.embedder.distances(humanize(name), self.table_vecs)
@@ -137,8 +138,8 @@ class Catalog:
                 out.setdefault(v, min(d, lexical_distance(literal, v)))
         idx = self.values.get((table.name.lower(), column.name.lower()))
         if idx is not None and len(idx.values):
-            d = self.embedder.distances(literal, idx.vecs)
-            for v, di in zip(idx.values, d):
+            dv = self.embedder.distances(literal, idx.vecs)
+            for v, di in zip(idx.values, dv):
                 dist = min(float(di), lexical_distance(literal, v))
                 if v not in out or dist < out[v]:
                     out[v] = dist

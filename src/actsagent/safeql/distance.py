@@ -14,23 +14,23 @@ import zss
 from sqlglot import exp
 
 
-class _Node(zss.Node):
+class LabelTree(zss.Node):
     """A tree node whose signature (its labels, children included) is its identity: equal signatures are
     equal trees, so a distance can be cached by them."""
 
     __slots__ = ("sig", "size")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Node) and self.sig == other.sig
+        return isinstance(other, LabelTree) and self.sig == other.sig
 
     def __hash__(self) -> int:
         return hash(self.sig)
 
 
-def to_tree(e: exp.Expression) -> _Node:
+def to_tree(e: exp.Expr) -> LabelTree:
     if isinstance(e, exp.Column):
         label = "col:" + ".".join(p.lower() for p in (e.table, e.name) if p)
-        kids: list[exp.Expression] = []
+        kids: list[exp.Expr] = []
     elif isinstance(e, exp.Table):
         label = "tab:" + e.name.lower() + (f" as {e.alias.lower()}" if e.alias else "")
         kids = []
@@ -48,7 +48,7 @@ def to_tree(e: exp.Expression) -> _Node:
         if isinstance(e, exp.Anonymous):
             label += ":" + e.name.lower()
         kids = list(e.iter_expressions())
-    node = _Node(label)
+    node = LabelTree(label)
     for k in kids:
         node.addkid(to_tree(k))
     node.sig = label + "(" + ",".join(c.sig for c in node.children) + ")"
@@ -56,7 +56,7 @@ def to_tree(e: exp.Expression) -> _Node:
     return node
 
 
-def _ted(a: _Node, b: _Node) -> float:
+def _ted(a: LabelTree, b: LabelTree) -> float:
     if a.sig == b.sig:
         return 0.0
     if a.label == b.label and len(a.children) == len(b.children):
@@ -65,18 +65,18 @@ def _ted(a: _Node, b: _Node) -> float:
 
 
 @lru_cache(maxsize=20_000)
-def _zss(a: _Node, b: _Node) -> float:
+def _zss(a: LabelTree, b: LabelTree) -> float:
     return float(zss.simple_distance(a, b))
 
 
-def tree_edit_distance(a: exp.Expression | _Node, b: exp.Expression | _Node) -> float:
-    ta = a if isinstance(a, _Node) else to_tree(a)
-    tb = b if isinstance(b, _Node) else to_tree(b)
+def tree_edit_distance(a: exp.Expr | LabelTree, b: exp.Expr | LabelTree) -> float:
+    ta = a if isinstance(a, LabelTree) else to_tree(a)
+    tb = b if isinstance(b, LabelTree) else to_tree(b)
     return _ted(ta, tb)
 
 
-def normalised_ted(a: exp.Expression | _Node, b: exp.Expression | _Node) -> float:
+def normalised_ted(a: exp.Expr | LabelTree, b: exp.Expr | LabelTree) -> float:
     """TED divided by the larger tree's size: 0 for equal trees, at most 1."""
-    ta = a if isinstance(a, _Node) else to_tree(a)
-    tb = b if isinstance(b, _Node) else to_tree(b)
+    ta = a if isinstance(a, LabelTree) else to_tree(a)
+    tb = b if isinstance(b, LabelTree) else to_tree(b)
     return min(1.0, _ted(ta, tb) / max(ta.size, tb.size, 1))

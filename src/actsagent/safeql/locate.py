@@ -9,7 +9,7 @@ from actsagent.safeql.operators.base import Failure
 from actsagent.safeql.quoting import spelled_as
 
 
-def start_of(node: exp.Expression) -> int | None:
+def start_of(node: exp.Expr) -> int | None:
     """0-based character offset where ``node`` starts in the parsed text, when sqlglot kept it."""
     starts = []
     for n in node.walk():
@@ -115,7 +115,7 @@ def function_name(f: exp.Func) -> str:
     return f.sql_name() if hasattr(f, "sql_name") else type(f).__name__
 
 
-def locate_functions(ast: exp.Expression, failure: Failure) -> list[exp.Func]:
+def locate_functions(ast: exp.Expr, failure: Failure) -> list[exp.Func]:
     _, name = _split_ident(failure.identifier)
     funcs = [f for f in ast.find_all(exp.Func) if not isinstance(f, exp.Binary | exp.Unary | exp.Predicate)]
     if name:

@@ -22,7 +22,7 @@ from actsagent.db.results import DbError, ErrorClass, QueryResult
 from actsagent.guard.split import WRITE_KEYWORDS, first_keyword
 from actsagent.safeql.analyze import Analysis, is_query, parse
 from actsagent.safeql.catalog import Catalog, get_catalog
-from actsagent.safeql.distance import normalised_ted, to_tree
+from actsagent.safeql.distance import LabelTree, normalised_ted, to_tree
 from actsagent.safeql.operators import OPERATORS
 from actsagent.safeql.operators.base import EMPTY, Context, Failure, Proposal
 from actsagent.safeql.result import Edit, RefineOptions, RefineResult
@@ -59,12 +59,12 @@ class _Node:
     delta: float
     seq: int
     sql: str = field(compare=False)
-    ast: exp.Expression | None = field(compare=False)
+    ast: exp.Expr | None = field(compare=False)
     edits: list[Edit] = field(compare=False, default_factory=list)
     embed: float = field(compare=False, default=0.0)
     ted: float = field(compare=False, default=0.0)
     depth: int = field(compare=False, default=0)
-    ref: object = field(compare=False, default=None)  # zss tree the TED is measured from
+    ref: LabelTree | None = field(compare=False, default=None)  # zss tree the TED is measured from
     mismatches: frozenset = field(compare=False, default=frozenset())
 
 
@@ -317,7 +317,7 @@ def aggregates_nothing(
     return _aggregates_nothing(parse(sql, db.dialect), run, db.dialect)
 
 
-def _aggregates_nothing(ast: exp.Expression | None, run: Callable[[str], object], dialect: str) -> bool:
+def _aggregates_nothing(ast: exp.Expr | None, run: Callable[[str], object], dialect: str) -> bool:
     """A SELECT that aggregates without GROUP BY whose FROM/WHERE yields no row, checked cheaply by
     running the FROM/WHERE alone as ``SELECT 1 ... LIMIT 1``."""
     if not isinstance(ast, exp.Select) or ast.args.get("group") or not (ast.args.get("from_") or ast.args.get("from")):
@@ -343,7 +343,7 @@ def _aggregates_nothing(ast: exp.Expression | None, run: Callable[[str], object]
     return isinstance(res, QueryResult) and res.empty
 
 
-def _canon(ast: exp.Expression | None, sql: str, dialect: str) -> str:
+def _canon(ast: exp.Expr | None, sql: str, dialect: str) -> str:
     if ast is None:
         return sql.strip()
     try:

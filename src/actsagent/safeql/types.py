@@ -61,7 +61,7 @@ class TypeChecker:
         self.an = analysis
         self.dialect = dialect
 
-    def infer(self, e: exp.Expression) -> tuple[set[Cat], bool]:
+    def infer(self, e: exp.Expr) -> tuple[set[Cat], bool]:
         """Possible categories of ``e`` and whether it is a column (SQLite applies column affinity)."""
         if isinstance(e, exp.Paren):
             return self.infer(e.this)
@@ -88,7 +88,7 @@ class TypeChecker:
             return self.infer(e.this)
         return {"any"}, False
 
-    def compatible(self, a: exp.Expression, b: exp.Expression) -> bool:
+    def compatible(self, a: exp.Expr, b: exp.Expr) -> bool:
         ca, col_a = self.infer(a)
         cb, col_b = self.infer(b)
         if "any" in ca or "any" in cb or ca & cb:
@@ -102,9 +102,9 @@ class TypeChecker:
             return bool(ea & eb)
         return False
 
-    def mismatches(self, root: exp.Expression | None = None) -> list[exp.Expression]:
+    def mismatches(self, root: exp.Expr | None = None) -> list[exp.Expr]:
         """Comparisons and numeric aggregates that cannot type-check."""
-        out: list[exp.Expression] = []
+        out: list[exp.Expr] = []
         for node in (root or self.an.ast).walk():
             if isinstance(node, exp.EQ | exp.NEQ | exp.GT | exp.GTE | exp.LT | exp.LTE):
                 if not self.compatible(node.left, node.right):

@@ -41,7 +41,7 @@ _CLAUSE_RE = re.compile(r"\b(WITH|SELECT|FROM|JOIN|ON|WHERE|GROUP\s+BY|HAVING|OR
 @dataclass
 class Unit:
     name: str
-    select: exp.Expression
+    select: exp.Expr
     depends_on: list[str] = field(default_factory=list)
 
 
@@ -53,26 +53,26 @@ class ClauseQuery:
     depends_on: list[str]
 
 
-def _arg_key(node: exp.Expression, *names: str) -> str | None:
+def _arg_key(node: exp.Expr, *names: str) -> str | None:
     return next((n for n in names if n in node.arg_types), None)
 
 
-def _with_key(node: exp.Expression) -> str | None:
+def _with_key(node: exp.Expr) -> str | None:
     return _arg_key(node, "with_", "with")
 
 
-def _from_key(node: exp.Expression) -> str | None:
+def _from_key(node: exp.Expr) -> str | None:
     return _arg_key(node, "from_", "from")
 
 
-def collect_units(tree: exp.Expression) -> list[Unit]:
+def collect_units(tree: exp.Expr) -> list[Unit]:
     """Units in dependency order: CTEs first, then derived tables, the main query last."""
     units: list[Unit] = []
     tree = tree.copy()
     wk = _with_key(tree)
     with_ = tree.args.get(wk) if wk else None
     names: list[str] = []
-    if with_ is not None:
+    if wk and with_ is not None:
         for cte in with_.expressions:
             names.append(cte.alias_or_name)
             units.extend(_units_of(cte.this, cte.alias_or_name, names))
@@ -81,7 +81,7 @@ def collect_units(tree: exp.Expression) -> list[Unit]:
     return units
 
 
-def _units_of(node: exp.Expression, name: str, known: list[str]) -> list[Unit]:
+def _units_of(node: exp.Expr, name: str, known: list[str]) -> list[Unit]:
     out: list[Unit] = []
     node = node.copy()
     if isinstance(node, exp.Select):
@@ -97,15 +97,15 @@ def _units_of(node: exp.Expression, name: str, known: list[str]) -> list[Unit]:
     return out
 
 
-def clause_queries(unit: Unit) -> list[tuple[ClauseKind, exp.Expression]]:
+def clause_queries(unit: Unit) -> list[tuple[ClauseKind, exp.Expr]]:
     """The flat queries that check one clause each, plus the unit itself."""
     s = unit.select
-    out: list[tuple[ClauseKind, exp.Expression]] = []
+    out: list[tuple[ClauseKind, exp.Expr]] = []
     fk = _from_key(s) if isinstance(s, exp.Select) else None
     if not isinstance(s, exp.Select) or fk is None or s.args.get(fk) is None:
         return [("unit", s)]
 
-    def base(expressions: list[exp.Expression]) -> exp.Select:
+    def base(expressions: list[exp.Expr]) -> exp.Select:
         q = s.copy()
         for k in ("where", "group", "having", "order", "limit", "offset", "distinct", "qualify", "windows"):
             if k in q.arg_types:
@@ -113,7 +113,7 @@ def clause_queries(unit: Unit) -> list[tuple[ClauseKind, exp.Expression]]:
         q.set("expressions", expressions)
         return q
 
-    one = [exp.Literal.number(1)]
+    one: list[exp.Expr] = [exp.Literal.number(1)]
     has_agg = bool(s.args.get("group") or s.args.get("having")) or any(
         e.find(exp.AggFunc) is not None for e in s.expressions
     )
@@ -148,13 +148,14 @@ def output_columns(unit: Unit, dialect: str, schema: dict[str, dict[str, str]]) 
         return None
     names = s.named_selects
     types = ["TEXT"] * len(names)
+    sg_schema: dict[str, object] = dict(schema)  # sqlglot types its schema argument as dict[str, object]
     try:
         from sqlglot.optimizer.annotate_types import annotate_types
         from sqlglot.optimizer.qualify import qualify
 
         typed = annotate_types(
-            qualify(s.copy(), schema=schema, dialect=dialect, validate_qualify_columns=False),
-            schema=schema,
+            qualify(s.copy(), schema=sg_schema, dialect=dialect, validate_qualify_columns=False),
+            schema=sg_schema,
             dialect=dialect,
         )
         for i, e in enumerate(typed.expressions):
@@ -168,15 +169,19 @@ def output_columns(unit: Unit, dialect: str, schema: dict[str, dict[str, str]]) 
     return list(zip(names, types, strict=True))
 
 
+def _quoted(name: str, dialect: str) -> str:
+    return exp.to_identifier(name).sql(dialect=dialect)
+
+
 def stub_cte(name: str, cols: list[tuple[str, str]], dialect: str) -> str:
-    q = lambda n: exp.to_identifier(n).sql(dialect=dialect)  # noqa: E731
     casts = ", ".join(f"CAST(NULL AS {t})" for _, t in cols)
-    return f"{q(name)}({', '.join(q(c) for c, _ in cols)}) AS (SELECT {casts} WHERE 1 = 0)"
+    names = ", ".join(_quoted(c, dialect) for c, _ in cols)
+    return f"{_quoted(name, dialect)}({names}) AS (SELECT {casts} WHERE 1 = 0)"
 
 
 def temp_table(name: str, cols: list[tuple[str, str]], dialect: str) -> str:
-    q = lambda n: exp.to_identifier(n).sql(dialect=dialect)  # noqa: E731
-    return f"CREATE TEMPORARY TABLE {q(name)} ({', '.join(f'{q(c)} {t}' for c, t in cols)}) ON COMMIT DROP"
+    columns = ", ".join(f"{_quoted(c, dialect)} {t}" for c, t in cols)
+    return f"CREATE TEMPORARY TABLE {_quoted(name, dialect)} ({columns}) ON COMMIT DROP"
 
 
 def decompose(

@@ -27,7 +27,7 @@ def set_column(
         col.set("table", None)
 
 
-def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog, dialect: str) -> exp.Expression | None:
+def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog, dialect: str) -> exp.Expr | None:
     """``left.x = new.y`` along a foreign key either way, else along a shared key-like column."""
     lt = left.table
     if lt is None:
@@ -44,12 +44,9 @@ def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog,
         keyish = [
             c
             for c in shared
-            if c.lower().endswith("id")
-            or c.lower().endswith("_code")
-            or (lt.column(c) and lt.column(c).primary_key)
-            or (new.column(c) and new.column(c).primary_key)
+            if c.lower().endswith("id") or c.lower().endswith("_code") or _is_key(lt, c) or _is_key(new, c)
         ]
-        pairs = [(c, new.column(c).name) for c in keyish]
+        pairs = [(c, _stored_name(new, c)) for c in keyish]
     if not pairs:
         return None
     a, b = pairs[0]
@@ -57,6 +54,17 @@ def join_condition(left: Source, new: TableInfo, new_ref: str, catalog: Catalog,
         this=exp.column(ident(a, dialect), table=alias_ident(left.alias, dialect)),
         expression=exp.column(ident(b, dialect), table=ident(new_ref, dialect)),
     )
+
+
+def _is_key(table: TableInfo, column: str) -> bool:
+    col = table.column(column)
+    return col is not None and col.primary_key
+
+
+def _stored_name(table: TableInfo, column: str) -> str:
+    """The column's name as the catalog spells it (``column`` is known to be there)."""
+    col = table.column(column)
+    return col.name if col is not None else column
 
 
 def refs_in_scope(an: Analysis, scope: ScopeInfo, qualifier: str) -> list[exp.Column]:

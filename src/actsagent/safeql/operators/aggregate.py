@@ -23,7 +23,7 @@ _MESSAGES = (
 _UNGROUPED = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause', re.I)
 
 
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(e: exp.Expr) -> list[exp.Expr]:
     if isinstance(e, exp.And):
         return _conjuncts(e.this) + _conjuncts(e.expression)
     if isinstance(e, exp.Paren) and isinstance(e.this, exp.And):
@@ -31,7 +31,7 @@ def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
     return [e]
 
 
-def _has_own_aggregate(e: exp.Expression) -> bool:
+def _has_own_aggregate(e: exp.Expr) -> bool:
     """An aggregate of this query level, not one inside a subquery."""
     return any(agg.find_ancestor(exp.Subquery) is None for agg in e.find_all(exp.AggFunc))
 
@@ -40,12 +40,12 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
     if ctx.ast is None or not any(m in failure.message.lower() for m in _MESSAGES):
         return []
     out = _unnest(ctx) + _ungrouped(ctx, failure)
-    for select in ctx.ast.find_all(exp.Select):
+    for select in ctx.tree.find_all(exp.Select):
         order = select.args.get("order")
         if select.args.get("group") is None and order is not None and any(True for _ in order.find_all(exp.AggFunc)):
             keys = _plain_projections(select)
             if keys:  # ORDER BY count(*) means per group: group by what the query shows
-                new, (s2,) = copy_at(ctx.ast, select)
+                new, (s2,) = copy_at(ctx.tree, select)
                 s2.set("group", exp.Group(expressions=keys))
                 shown = ", ".join(k.sql(dialect=ctx.dialect) for k in keys)
                 out.append(
@@ -66,7 +66,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         moving = [p for p in parts if _has_own_aggregate(p) and p.find(exp.Select) is None]
         if not moving:
             continue
-        new, (s2,) = copy_at(ctx.ast, select)
+        new, (s2,) = copy_at(ctx.tree, select)
         keep = [p.copy() for p in parts if p not in moving]
         s2.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
         having = s2.args.get("having")
@@ -93,7 +93,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
     return out
 
 
-def _plain_projections(select: exp.Select) -> list[exp.Expression] | None:
+def _plain_projections(select: exp.Select) -> list[exp.Expr] | None:
     """The non-aggregate expressions of the select list; None when it selects ``*``."""
     keys = []
     for e in select.expressions:
@@ -114,7 +114,7 @@ def _nested(select: exp.Select) -> list[tuple[exp.AggFunc, exp.AggFunc]]:
     return out
 
 
-def _group_for(select: exp.Select) -> list[exp.Expression] | None:
+def _group_for(select: exp.Select) -> list[exp.Expr] | None:
     """The GROUP BY the nested aggregate means: its own, else that of the enclosing query."""
     group = select.args.get("group")
     if group is not None:
@@ -127,14 +127,14 @@ def _group_for(select: exp.Select) -> list[exp.Expression] | None:
 
 def _unnest(ctx: Context) -> list[Proposal]:
     out = []
-    for select in ctx.ast.find_all(exp.Select):
+    for select in ctx.tree.find_all(exp.Select):
         for outer, inner in _nested(select)[:1]:
             keys = _group_for(select)
             if not keys:
                 continue
             kind = type(outer).__name__.upper()
             # 1. aggregate over a grouped derived table
-            new, (s2, o2) = copy_at(ctx.ast, select, outer)
+            new, (s2, o2) = copy_at(ctx.tree, select, outer)
             sub = exp.select(exp.alias_(o2.this.copy(), "agg_value"))
             for k in ("from_", "from", "joins", "where"):
                 if s2.args.get(k) is not None:
@@ -162,7 +162,7 @@ def _unnest(ctx: Context) -> list[Proposal]:
                 )
             # 2. the grouped aggregate itself, ordered, first row
             if select.args.get("group") is not None:
-                new, (s2, o2) = copy_at(ctx.ast, select, outer)
+                new, (s2, o2) = copy_at(ctx.tree, select, outer)
                 o2.replace(o2.this.copy())
                 s2.set(
                     "order", exp.Order(expressions=[exp.Ordered(this=inner.copy(), desc=isinstance(outer, exp.Max))])
@@ -190,7 +190,7 @@ def _ungrouped(ctx: Context, failure: Failure) -> list[Proposal]:
     parts = m.group(1).split(".")
     name, qual = parts[-1].lower(), (parts[-2].lower() if len(parts) > 1 else None)
     out = []
-    for select in ctx.ast.find_all(exp.Select):
+    for select in ctx.tree.find_all(exp.Select):
         group = select.args.get("group")
         if group is None:
             continue
@@ -205,7 +205,7 @@ def _ungrouped(ctx: Context, failure: Failure) -> list[Proposal]:
         if not hits:
             continue
         col = hits[0]
-        new, (s2,) = copy_at(ctx.ast, select)
+        new, (s2,) = copy_at(ctx.tree, select)
         s2.args["group"].append("expressions", col.copy())
         out.append(
             Proposal(
@@ -218,7 +218,7 @@ def _ungrouped(ctx: Context, failure: Failure) -> list[Proposal]:
                 group="ungrouped",
             )
         )
-        new, cols = copy_at(ctx.ast, *[h for h in hits if h.find_ancestor(exp.Group) is None])
+        new, cols = copy_at(ctx.tree, *[h for h in hits if h.find_ancestor(exp.Group) is None])
         for c in cols:
             c.replace(exp.Max(this=c.copy()))
         out.append(

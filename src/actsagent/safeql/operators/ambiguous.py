@@ -21,7 +21,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
     group = [r for r in amb if r.scope is first.scope and r.column.name.lower() == first.column.name.lower()]
     out = []
     for i, src in enumerate(first.candidates):
-        new, cols = copy_at(ctx.ast, *[r.column for r in group])
+        new, cols = copy_at(ctx.tree, *[r.column for r in group])
         for c in cols:
             set_column(c, None, src.alias, ctx.dialect)
         out.append(

@@ -47,14 +47,14 @@ def _hinted(failure: Failure) -> set[tuple[str | None, str]]:
 
 
 def _replace_column(ctx: Context, failure: Failure) -> list[Proposal]:
-    group = locate_columns(ctx.analysis, failure)
+    group = locate_columns(ctx.scopes, failure)
     if not group:
         return []
     first = group[0]
     cname, qual = first.column.name, first.column.table
     written = first.column.this if isinstance(first.column.this, exp.Identifier) else None
     avail = _in_scope_columns(first.scope)
-    names = {}
+    names: dict[str, list[str]] = {}
     for alias, col, _t in avail:
         names.setdefault(col.lower(), []).append(alias)
     hinted = _hinted(failure)
@@ -71,7 +71,7 @@ def _replace_column(ctx: Context, failure: Failure) -> list[Proposal]:
         same = col.lower() == cname.lower() and spelled_as(written, col, ctx.dialect)
         if same and qual and alias.lower() == qual.lower():
             continue
-        new, cols = copy_at(ctx.ast, *[r.column for r in group])
+        new, cols = copy_at(ctx.tree, *[r.column for r in group])
         needs_qual = bool(qual) or len(names[col.lower()]) > 1
         for c in cols:
             set_column(c, None if same else col, alias if needs_qual else None, ctx.dialect, keep_qualifier=False)
@@ -94,7 +94,7 @@ _NEEDS_NUMERIC = {"sum", "avg", "stddev", "variance"}
 
 def _swap_argument(ctx: Context, failure: Failure) -> list[Proposal]:
     """``sum(name)`` -> ``sum(age)``: the function exists, the argument has the wrong type."""
-    funcs = locate_functions(ctx.ast, failure)
+    funcs = locate_functions(ctx.tree, failure)
     if not funcs:
         return []
     f = funcs[0]
@@ -104,7 +104,7 @@ def _swap_argument(ctx: Context, failure: Failure) -> list[Proposal]:
     args = [a for a in f.iter_expressions() if isinstance(a, exp.Column)]
     out = []
     for arg in args:
-        scope = ctx.analysis.scope_of(arg)
+        scope = ctx.scopes.scope_of(arg)
         if scope is None:
             continue
         for alias, col, typ in _in_scope_columns(scope):
@@ -113,7 +113,7 @@ def _swap_argument(ctx: Context, failure: Failure) -> list[Proposal]:
             if fname in _NEEDS_NUMERIC and column_category(typ) != "num":
                 continue
             dist = ctx.catalog.token_distance(arg.name, col)
-            new, (a2,) = copy_at(ctx.ast, arg)
+            new, (a2,) = copy_at(ctx.tree, arg)
             set_column(a2, col, alias if arg.table else None, ctx.dialect, keep_qualifier=False)
             out.append(
                 Proposal(

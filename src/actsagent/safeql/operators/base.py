@@ -43,19 +43,33 @@ class Context:
     catalog: Catalog
     options: RefineOptions
     sql: str
-    ast: exp.Expression | None
+    ast: exp.Expr | None
     analysis: Analysis | None
 
     @property
     def dialect(self) -> str:
         return self.db.dialect
 
+    @property
+    def tree(self) -> exp.Expr:
+        """The parsed candidate: operators read it only after checking that the query parsed."""
+        if self.ast is None:
+            raise ValueError("the candidate did not parse")
+        return self.ast
+
+    @property
+    def scopes(self) -> Analysis:
+        """The candidate's analysis: there is one whenever the query parsed."""
+        if self.analysis is None:
+            raise ValueError("the candidate did not parse")
+        return self.analysis
+
 
 @dataclass
 class Proposal:
     """A new AST, the replaced tokens with their distances, and a human reason."""
 
-    ast: exp.Expression
+    ast: exp.Expr
     operator: str
     reason: str
     before: str

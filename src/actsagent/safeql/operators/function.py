@@ -59,7 +59,7 @@ _TEMPLATES: dict[str, dict[str, list[str]]] = {
 }
 
 
-def _args(f: exp.Func) -> list[exp.Expression]:
+def _args(f: exp.Func) -> list[exp.Expr]:
     if isinstance(f, exp.Anonymous):
         return list(f.expressions)
     return [a for a in f.iter_expressions()]
@@ -69,7 +69,7 @@ def _fname(f: exp.Func) -> str:
     return (f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower()
 
 
-def _translations(f: exp.Func, dialect: str) -> list[tuple[exp.Expression, str]]:
+def _translations(f: exp.Func, dialect: str) -> list[tuple[exp.Expr, str]]:
     text = f.sql(dialect=dialect)
     fname = _fname(f)
     seen = {text.lower()}
@@ -107,7 +107,7 @@ def _translations(f: exp.Func, dialect: str) -> list[tuple[exp.Expression, str]]
 def propose(ctx: Context, failure: Failure) -> list[Proposal]:
     if ctx.ast is None:
         return []
-    funcs = locate_functions(ctx.ast, failure)
+    funcs = locate_functions(ctx.tree, failure)
     if not funcs:
         return []
     f = funcs[0]
@@ -115,7 +115,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
     before = f.sql(dialect=ctx.dialect)
     out: list[Proposal] = []
     for node, why in _translations(f, ctx.dialect):
-        new, (f2,) = copy_at(ctx.ast, f)
+        new, (f2,) = copy_at(ctx.tree, f)
         f2.replace(node)
         out.append(Proposal(new, name, why, before, node.sql(dialect=ctx.dialect), DIALECT_EQUIV, group="translate"))
     args = _args(f)
@@ -129,7 +129,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
                 ("INTEGER", "NUMERIC", "TEXT", "TIMESTAMP") if ctx.dialect == "postgres" else ("REAL", "TEXT")
             )
             for rank, target in enumerate(targets):
-                new, (a2,) = copy_at(ctx.ast, arg)
+                new, (a2,) = copy_at(ctx.tree, arg)
                 a2.replace(exp.Cast(this=a2.copy(), to=exp.DataType.build(target, dialect=ctx.dialect)))
                 out.append(
                     Proposal(
@@ -144,7 +144,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
                 )
     else:
         for other, dist in ctx.catalog.nearest_functions(fname, ctx.options.k, arity=len(args)):
-            new, (f2,) = copy_at(ctx.ast, f)
+            new, (f2,) = copy_at(ctx.tree, f)
             f2.replace(exp.Anonymous(this=other, expressions=[a.copy() for a in args]))
             out.append(
                 Proposal(

@@ -27,7 +27,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         return []
     cname = first.column.name
     present = [s for s in scope.sources.values() if s.table is not None]
-    in_use = {s.table.name.lower() for s in present}
+    in_use = {s.table.name.lower() for s in present if s.table is not None}
     out = []
     seen = set()
     cands = [(c, d) for c, d in ctx.catalog.nearest_columns(cname, None) if c.table.name.lower() not in in_use]
@@ -45,8 +45,8 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         if cond is None:
             continue
         seen.add(table.name.lower())
-        new, nodes = copy_at(ctx.ast, select, *[r.column for r in group])
-        sel2, cols = nodes[0], nodes[1:]
+        new, nodes = copy_at(ctx.tree, select, *[r.column for r in group])
+        sel2, cols = nodes[0], [c for c in nodes[1:] if isinstance(c, exp.Column)]
         sel2.append("joins", exp.Join(this=exp.Table(this=ident(table.name, ctx.dialect)), on=cond, kind="INNER"))
         for c in cols:
             renamed = not spelled_as(

@@ -24,14 +24,16 @@ _SQL_TYPE = {
 }
 
 
-def _comparisons(ctx: Context, failure: Failure) -> list[exp.Expression]:
-    tc = TypeChecker(ctx.analysis, ctx.dialect)
-    bad = [m for m in tc.mismatches() if isinstance(m, exp.Binary)]
+def _comparisons(ctx: Context, failure: Failure) -> list[exp.Binary]:
+    tc = TypeChecker(ctx.scopes, ctx.dialect)
+    bad: list[exp.Binary] = [m for m in tc.mismatches() if isinstance(m, exp.Binary)]
     if failure.kind == EMPTY:
         return bad
     pos = failure.position
     if pos is not None:
-        cmp_nodes = [n for n in ctx.ast.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like)]
+        cmp_nodes: list[exp.Binary] = [
+            n for n in ctx.tree.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like)
+        ]
         near = sorted(cmp_nodes, key=lambda n: abs((start_of(n) or 0) - (pos - 1)))
         bad = bad + [n for n in near if n not in bad][:2]
     return bad
@@ -47,8 +49,8 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
         for j, side in enumerate(sides):
             other = sides[1 - j]
             if isinstance(side, exp.Cast):
-                new, (s2,) = copy_at(ctx.ast, side)
-                s2.replace(s2.this.copy())
+                new, (c2,) = copy_at(ctx.tree, side)
+                c2.replace(c2.this.copy())
                 out.append(
                     Proposal(
                         new,
@@ -71,21 +73,21 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
                             float(side.this)
                         except ValueError:
                             continue
-                        new, (s2,) = copy_at(ctx.ast, side)
+                        new, (s2,) = copy_at(ctx.tree, side)
                         s2.replace(exp.Literal.number(side.this))
                         out.append(
                             Proposal(new, name, "compare as a number", side.sql(), side.this, 0.05, group=f"cmp{i}")
                         )
                         continue
                     if cat == "text" and not side.is_string:
-                        new, (s2,) = copy_at(ctx.ast, side)
+                        new, (s2,) = copy_at(ctx.tree, side)
                         s2.replace(exp.Literal.string(side.this))
                         out.append(
                             Proposal(new, name, "compare as text", side.sql(), f"'{side.this}'", 0.05, group=f"cmp{i}")
                         )
                         continue
-                new, (s2,) = copy_at(ctx.ast, side)
-                s2.replace(exp.Cast(this=s2.copy(), to=exp.DataType.build(target, dialect=ctx.dialect)))
+                new, (side2,) = copy_at(ctx.tree, side)
+                side2.replace(exp.Cast(this=side2.copy(), to=exp.DataType.build(target, dialect=ctx.dialect)))
                 out.append(
                     Proposal(
                         new,

@@ -22,7 +22,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
 
 
 def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
-    an = ctx.analysis
+    an = ctx.scopes
     targets = locate_tables(an, failure, ctx.dialect)
     if not targets:
         return []
@@ -39,12 +39,11 @@ def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
         nearest = [(same, 0.0)] + [(t, d) for t, d in nearest if t is not same]
     out = []
     for table, dist in nearest:
-        new, (t2,) = copy_at(ctx.ast, target)
+        new, (t2,) = copy_at(ctx.tree, target)
         old = target.name
         t2.set("this", ident(table.name, ctx.dialect))
         if not target.alias and scope is not None:  # qualifiers written with the old name follow it
-            scope2 = an.scope_of(target)
-            for c in refs_in_scope(an, scope2, old):
+            for c in refs_in_scope(an, scope, old):
                 c2 = follow(new, node_path(c))
                 c2.set("table", ident(table.name, ctx.dialect))
         out.append(
@@ -63,7 +62,7 @@ def _replace_unknown(ctx: Context, failure: Failure) -> list[Proposal]:
 
 def _replace_for_column(ctx: Context, failure: Failure) -> list[Proposal]:
     """The column exists elsewhere: swap the table it is taken from (alias kept)."""
-    an = ctx.analysis
+    an = ctx.scopes
     group = locate_columns(an, failure)
     if not group:
         return []
@@ -79,11 +78,11 @@ def _replace_for_column(ctx: Context, failure: Failure) -> list[Proposal]:
     cands = [(c, d) for c, d in ctx.catalog.nearest_columns(cname, None) if c.table.name.lower() not in in_use]
     for cref, dcol in cands[: ctx.options.k * 2]:
         for victim in victims:
-            vnode = victim.node
-            if not isinstance(vnode, exp.Table):
+            vnode, vtable = victim.node, victim.table
+            if not isinstance(vnode, exp.Table) or vtable is None:
                 continue
-            new, nodes = copy_at(ctx.ast, vnode, *[r.column for r in group])
-            t2, cols = nodes[0], nodes[1:]
+            new, nodes = copy_at(ctx.tree, vnode, *[r.column for r in group])
+            t2, cols = nodes[0], [c for c in nodes[1:] if isinstance(c, exp.Column)]
             t2.set("this", ident(cref.table.name, ctx.dialect))
             if not vnode.alias:
                 t2.set("alias", exp.TableAlias(this=alias_ident(victim.alias, ctx.dialect)))
@@ -92,14 +91,14 @@ def _replace_for_column(ctx: Context, failure: Failure) -> list[Proposal]:
                     c.this if isinstance(c.this, exp.Identifier) else None, cref.column.name, ctx.dialect
                 )
                 set_column(c, cref.column.name if renamed else None, None, ctx.dialect)
-            dtab = ctx.catalog.token_distance(victim.table.name, cref.table.name)
-            before = f"{victim.table.name}.{cname}"
+            dtab = ctx.catalog.token_distance(vtable.name, cref.table.name)
+            before = f"{vtable.name}.{cname}"
             after = f"{cref.table.name}.{cref.column.name}"
             out.append(
                 Proposal(
                     new,
                     name,
-                    f"column {cname!r} is not in {victim.table.name!r}; "
+                    f"column {cname!r} is not in {vtable.name!r}; "
                     f"take the table {cref.table.name!r} that has {cref.column.name!r}",
                     before,
                     after,

@@ -15,8 +15,8 @@ handles = frozenset({EMPTY})
 
 def _targets(ctx: Context):
     """(comparison, column node, literal node, is_like) for text literals compared with a column."""
-    an = ctx.analysis
-    for node in ctx.ast.find_all(exp.EQ, exp.In, exp.Like, exp.ILike):
+    an = ctx.scopes
+    for node in ctx.tree.find_all(exp.EQ, exp.In, exp.Like, exp.ILike):
         if isinstance(node, exp.In):
             col, lits = node.this, [e for e in node.expressions if isinstance(e, exp.Literal)]
         else:
@@ -64,7 +64,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
             )
             if new_text == text:
                 continue
-            new, (l2,) = copy_at(ctx.ast, lit)
+            new, (l2,) = copy_at(ctx.tree, lit)
             l2.replace(exp.Literal.string(new_text))
             out.append(
                 Proposal(
@@ -78,7 +78,7 @@ def propose(ctx: Context, failure: Failure) -> list[Proposal]:
                 )
             )
         if like and ctx.dialect == "postgres" and isinstance(node, exp.Like):
-            new, (n2,) = copy_at(ctx.ast, node)
+            new, (n2,) = copy_at(ctx.tree, node)
             n2.replace(exp.ILike(this=n2.this.copy(), expression=n2.expression.copy()))
             out.append(
                 Proposal(new, name, "match the pattern case-insensitively", "LIKE", "ILIKE", 0.05, group=f"{id(lit)}")
