@@ -287,11 +287,11 @@ def plan_renames(path: Path, *, seed: int = 0, code_share: float = 0.2) -> Renam
         for pos, (name, _, _, _) in enumerate(t.columns, start=1):
             if style == "codes" and name.lower() not in keys:
                 cand = f"{letter}{pos}"
+            elif (known := by_column_name.get(name.lower())) is not None:
+                cand = known
             else:
-                cand = by_column_name.get(name.lower())
-                if cand is None:
-                    cand = abbreviate(name, random.Random(f"{seed}|{db}|column|{name.lower()}"))
-                    by_column_name[name.lower()] = cand
+                cand = abbreviate(name, random.Random(f"{seed}|{db}|column|{name.lower()}"))
+                by_column_name[name.lower()] = cand
             new_c = _unique(cand, used | reserved)
             used.add(new_c.lower())
             tr.columns[name] = new_c
@@ -365,7 +365,7 @@ def degrade_questions(questions: list[BenchQuestion], src: Path, dst: Path, plan
 
     for q in questions:
         ok, gold = run_sqlite(src, q.gold_sql)
-        if not ok:
+        if not ok or isinstance(gold, str):
             drop(q, f"gold fails on the original database: {gold}")
             continue
         try:
@@ -374,7 +374,7 @@ def degrade_questions(questions: list[BenchQuestion], src: Path, dst: Path, plan
             drop(q, f"gold cannot be rewritten: {e}")
             continue
         ok, rows = run_sqlite(dst, new_sql)
-        if not ok:
+        if not ok or isinstance(rows, str):
             drop(q, f"rewritten gold fails on the degraded copy: {rows}")
             continue
         if not same_result(gold, rows, bench=q.bench, gold_sql=q.gold_sql):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -93,7 +94,7 @@ def status(json_out: bool = JsonOption) -> None:
     from actsagent.db import embedded
     from actsagent.db.roles import reader_status
 
-    info = embedded.status()
+    info: dict[str, Any] = embedded.status()
     if info["running"]:
         info.update(reader_status(str(info["url"])))
     if json_out:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -219,9 +220,26 @@ def available_extensions(url: str) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM pg_available_extensions")}
 
 
+def first_row(
+    conn: psycopg.Connection, query: str | pgsql.SQL | pgsql.Composed, params: Sequence[object] | None = None
+) -> tuple[Any, ...]:
+    """The first row of a query that always returns one (SHOW, count(*), current_user, a lookup by oid)."""
+    row = conn.execute(query, params).fetchone()
+    if row is None:
+        raise LookupError(f"no row from {query!r}")
+    return row
+
+
+def scalar(
+    conn: psycopg.Connection, query: str | pgsql.SQL | pgsql.Composed, params: Sequence[object] | None = None
+) -> Any:
+    """The first value of ``first_row``."""
+    return first_row(conn, query, params)[0]
+
+
 def server_version(url: str) -> str:
     with connect(url) as conn:
-        return str(conn.execute("SHOW server_version").fetchone()[0])
+        return str(scalar(conn, "SHOW server_version"))
 
 
 def runs(url: str, sql: str) -> bool:

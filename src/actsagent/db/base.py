@@ -6,13 +6,13 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from actsagent.config import Limits
 from actsagent.db.catalog import ServerCatalog, catalog_query, parse_catalog
 from actsagent.db.introspect import introspect
 from actsagent.db.results import DbError, ErrorClass, ExecResult
-from actsagent.db.settings import as_settings
+from actsagent.db.settings import SessionSettings, as_settings
 from actsagent.errors import UserError
 from actsagent.schema.model import SchemaInfo
 
@@ -63,7 +63,7 @@ class Database(ABC):
         (two tenants of one database must never share cached values)."""
         return self.url
 
-    def with_settings(self, settings: Mapping[str, object] | None) -> Database:
+    def with_settings(self, settings: SessionSettings | Mapping[str, object] | None) -> Database:
         """This database with per-caller settings applied in every transaction (PostgreSQL only)."""
         if as_settings(settings):
             raise UserError(f"per-caller settings (SET LOCAL) need PostgreSQL; {self.name} is {self.dialect}")
@@ -90,7 +90,7 @@ class Database(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> Database:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

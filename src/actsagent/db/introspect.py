@@ -12,9 +12,12 @@ from actsagent.schema.model import ColumnInfo, ForeignKey, SchemaInfo, TableInfo
 class Database(Protocol):
     """What introspection reads through: any ``actsagent.db.Database`` (which calls it from ``schema()``)."""
 
-    dialect: str
-    name: str
-    limits: Limits
+    @property
+    def dialect(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def limits(self) -> Limits: ...
 
     def execute(
         self, sql: str, *, max_rows: int | None = None, timeout_s: float | None = None, read_only: bool = True

@@ -23,7 +23,7 @@ QueryCanceled = psycopg.errors.QueryCanceled  # statement_timeout
 class CompatCursor(psycopg.ClientCursor):
     """Parameters bound client-side; a multi-statement string leaves the cursor on its last result."""
 
-    def execute(self, query, params=None, **kwargs):  # type: ignore[override]
+    def execute(self, query, params=None, **kwargs):
         super().execute(query, params, **kwargs)
         while self.nextset():
             pass

@@ -51,7 +51,9 @@ def fetch(
     out = Fetched(max_rows, max_bytes)
     cur = conn.cursor()
     try:
-        with closing(cur.stream(sql)) as rows:  # closing: leaving early cancels the rest of the result
+        # closing: leaving early cancels the rest of the result. psycopg annotates stream() as an Iterator; it is
+        # a generator, which has the close() that closing() calls
+        with closing(cur.stream(sql)) as rows:  # type: ignore[type-var]
             for row in rows:
                 if not out.columns and cur.description:
                     out.columns = [(d.name, d.type_code) for d in cur.description]

@@ -113,7 +113,7 @@ class PostgresDatabase(Database):
     def _preamble(self, ro: bool, timeout_s: float) -> pgsql.Composed:
         """One round trip of SETs for the transaction (SET LOCAL, not set_config(): the read-only role
         may not execute set_config, and a SET LOCAL ends with the transaction)."""
-        parts = [pgsql.SQL("SET TRANSACTION READ ONLY")] if ro else []
+        parts: list[pgsql.Composable] = [pgsql.SQL("SET TRANSACTION READ ONLY")] if ro else []
         local = [("statement_timeout", f"{int(timeout_s * 1000)}ms"), ("work_mem", f"{self.limits.work_mem_mb}MB")]
         if self.superuser:  # a superuser-only setting: the read-only role has it as a role default instead
             local.append(("temp_file_limit", f"{self.limits.temp_file_limit_mb}MB"))

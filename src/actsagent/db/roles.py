@@ -31,7 +31,7 @@ from psycopg import sql as pgsql
 from pydantic import BaseModel
 
 from actsagent.config import Limits
-from actsagent.db.admin import url_for
+from actsagent.db.admin import scalar, url_for
 from actsagent.db.tenancy import Tenancy, TenancyReport, apply_tenancy
 from actsagent.errors import DatabaseUnavailable, UserError
 
@@ -148,7 +148,7 @@ def _provision(
 ) -> RoleInfo:
     """Every step in the caller's transaction: a failure leaves the role as it was."""
     ident = pgsql.Identifier(role)
-    dbname = conn.execute("SELECT current_database()").fetchone()[0]
+    dbname = scalar(conn, "SELECT current_database()")
     missing = [s for s in schemas if not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [s]).fetchone()]
     if missing:
         raise UserError(f"no such schema in {dbname}: {', '.join(missing)}")
@@ -166,9 +166,9 @@ def _provision(
                 f"role {role!r} exists and was not made by actsagent; choose another name "
                 "(or adopt it: it loses its memberships, attributes and settings)"
             )
-        owned = conn.execute(
-            "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE r.rolname = %s", [role]
-        ).fetchone()[0]
+        owned = scalar(
+            conn, "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE r.rolname = %s", [role]
+        )
         if owned:
             raise UserError(
                 f"role {role!r} owns {owned} relations in {dbname}; an owner can write to them, "
@@ -222,18 +222,19 @@ def _provision(
                 [schema],
             )
         }
-        owners.add(conn.execute("SELECT current_user").fetchone()[0])
+        owners.add(scalar(conn, "SELECT current_user"))
         for owner in sorted(owners):
             conn.execute(
                 pgsql.SQL("ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA {} GRANT SELECT ON TABLES TO {}").format(
                     pgsql.Identifier(owner), s, ident
                 )
             )
-        granted += conn.execute(
+        granted += scalar(
+            conn,
             "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
             "WHERE n.nspname = %s AND c.relkind IN ('r','v','m','p','f')",
             [schema],
-        ).fetchone()[0]
+        )
     # 5. functions and catalog views PUBLIC may use (see the module docstring): revoke them from PUBLIC,
     #    first giving them back by name to the login roles that had them that way, and from the role
     others = [pgsql.Identifier(r) for (r,) in _other_login_roles(conn, role)]
@@ -315,7 +316,7 @@ def _revoked_functions(conn: psycopg.Connection) -> list[str]:
 
 def _public_may(conn: psycopg.Connection, privilege: str, kind: str, obj: str) -> bool:
     check = "has_function_privilege" if kind == "FUNCTION" else "has_table_privilege"
-    return bool(conn.execute(f"SELECT {check}('public', %s, %s)", [obj, privilege]).fetchone()[0])
+    return bool(scalar(conn, f"SELECT {check}('public', %s, %s)", [obj, privilege]))
 
 
 def reader_url(admin_url: str, *, refresh: bool = False) -> str:
@@ -346,7 +347,7 @@ def reader_status(admin_url: str) -> dict[str, Any]:
                 [READER],
             )
         ]
-        admin = conn.execute("SELECT current_user").fetchone()[0]
+        admin = scalar(conn, "SELECT current_user")
     return {
         "databases": databases,
         "query_role": READER,
@@ -379,11 +380,12 @@ def _reader_is_current(conn: psycopg.Connection) -> bool:
     if not row or f"{_MARK}={GRANTS_VERSION}" not in (row[0] or []):
         return False
     return bool(
-        conn.execute(
+        scalar(
+            conn,
             "SELECT coalesce(bool_and(has_schema_privilege(%s, oid, 'USAGE')), true) FROM pg_namespace "
             "WHERE nspname NOT LIKE 'pg\\_%%' AND nspname NOT IN ('information_schema', 'actsagent')",
             [READER],
-        ).fetchone()[0]
+        )
     )
 
 

@@ -99,5 +99,5 @@ def as_settings(settings: SessionSettings | Mapping[str, object] | None) -> Sess
     return (
         settings
         if isinstance(settings, SessionSettings)
-        else SessionSettings(values={} if settings is None else settings)
+        else SessionSettings.model_validate({"values": {} if settings is None else settings})
     )

@@ -22,6 +22,7 @@ import psycopg
 from psycopg import sql as pgsql
 from pydantic import BaseModel, model_validator
 
+from actsagent.db.admin import first_row, scalar
 from actsagent.db.settings import check_name
 from actsagent.errors import UserError
 
@@ -184,11 +185,12 @@ def _column_type(conn: psycopg.Connection, table_oid: int, table: str, column: s
 def _protect(conn: psycopg.Connection, role: str, spec: RlsTable, setting: str) -> None:
     oid, table = _table(conn, spec.table)
     col_type = _column_type(conn, oid, table, spec.column)
-    enabled, ours = conn.execute(
+    enabled, ours = first_row(
+        conn,
         "SELECT relrowsecurity, EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = %s AND polname = 'actsagent_others') "
         "FROM pg_class WHERE oid = %s",
         [oid, oid],
-    ).fetchone()
+    )
     t, ident = pgsql.SQL(table), pgsql.Identifier(role)
     tenant, reader = pgsql.Identifier(_policy("tenant", role)), pgsql.Identifier(_policy("reader", role))
     conn.execute(pgsql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(t))
@@ -219,7 +221,7 @@ def _create_view(conn: psycopg.Connection, role: str, view: ColumnView) -> None:
     oid, table = _table(conn, view.table)
     for c in view.columns:
         _column_type(conn, oid, table, c)
-    schema = conn.execute("SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = %s", [oid]).fetchone()[0]
+    schema = scalar(conn, "SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = %s", [oid])
     qualified = pgsql.SQL("{}.{}").format(pgsql.SQL(schema), pgsql.Identifier(view.name))
     marker = f"{VIEW_MARKER} for {role}"
     existing = conn.execute(
