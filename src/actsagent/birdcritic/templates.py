@@ -88,7 +88,7 @@ def ensure_template(
     if not script.is_file():
         return TemplateInfo(db_id=db_id, dbname=name, ok=False, reason=f"no sample database for {db_id!r}")
     have = admin.available_extensions(server)
-    exts = [e for e in ("hstore", "citext", "postgis") if e in have]
+    exts: list[str] = [e for e in ("hstore", "citext", "postgis") if e in have]
     text = script.read_text(encoding="utf-8")
     digest = hashlib.sha256((text + "|" + ",".join(exts)).encode()).hexdigest()[:16]
     stamp = f"{MARKER} {digest}"

@@ -110,9 +110,11 @@ def _run(
         kwargs["thread_id"] = thread
     try:
         if sandbox:
-            if database.dialect != "postgres":
-                raise UserError("--sandbox needs PostgreSQL (it works in a disposable copy)")
+            from actsagent.db.postgres import PostgresDatabase
             from actsagent.db.sandbox import sandbox as make_sandbox
+
+            if not isinstance(database, PostgresDatabase):
+                raise UserError("--sandbox needs PostgreSQL (it works in a disposable copy)")
 
             with make_sandbox(database) as box:
                 run = call(db=box, policy=Policy.sandbox(), **kwargs)

@@ -38,10 +38,10 @@ def refine_cmd(
         console.print(f"[bold {colour}]{res.status}[/]: {res.why}")
         if res.error_message:
             console.print(f"[dim]original problem ({res.error_class}): {res.error_message}[/]")
-        for i, e in enumerate(res.edits, 1):
+        for i, edit in enumerate(res.edits, 1):
             console.print(
-                f"  {i}. [cyan]{e.operator}[/] {e.before!r} -> {e.after!r} "
-                f"[dim](token distance {e.embed_distance:.3f})[/]: {e.reason}",
+                f"  {i}. [cyan]{edit.operator}[/] {edit.before!r} -> {edit.after!r} "
+                f"[dim](token distance {edit.embed_distance:.3f})[/]: {edit.reason}",
                 markup=True,
             )
         if res.refined_sql:

@@ -36,7 +36,9 @@ def read_workload(path: Path):
             raise UserError(f"workload {path.name}: item {i} is not an object")
         try:
             items.append(
-                WorkloadItem(question=str(raw.get("question") or ""), sql=raw.get("sql") or raw.get("gold_sql"))
+                WorkloadItem.model_validate(
+                    {"question": str(raw.get("question") or ""), "sql": raw.get("sql") or raw.get("gold_sql")}
+                )
             )
         except ValidationError as e:
             raise UserError(f"workload {path.name}: item {i} has no SQL ({e.errors()[0]['msg']})") from e

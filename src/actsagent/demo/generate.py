@@ -95,7 +95,9 @@ def generate() -> dict[str, list[tuple]]:
         for n in names:
             pid += 1
             products.append((pid, n, cat, Decimal(rnd.randrange(lo * 100, hi * 100)) / 100, rnd.random() < 0.1))
-    employees = [(1, "Marta", "Keller", "Management", date(2019, 3, 1), None)]
+    employees: list[tuple[int, str, str, str, date, int | None]] = [
+        (1, "Marta", "Keller", "Management", date(2019, 3, 1), None)
+    ]
     for e in range(2, 13):
         employees.append(
             (

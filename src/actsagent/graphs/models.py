@@ -57,8 +57,11 @@ class PlannerReply(BaseModel):
     stop: bool = Field(default=False, description="give up: no promising alternative remains")
 
 
+EventType = Literal["plan", "node_start", "node_end", "candidate", "clarify", "final", "error", "note"]
+
+
 class AgentEvent(BaseModel):
-    type: Literal["plan", "node_start", "node_end", "candidate", "clarify", "final", "error", "note"]
+    type: EventType
     node_id: str | None = None
     message: str = ""
     data: dict[str, Any] = Field(default_factory=dict)

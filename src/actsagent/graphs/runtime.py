@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from actsagent.graphs.models import AgentEvent, Budget
+from actsagent.graphs.models import AgentEvent, Budget, EventType
 from actsagent.tools import ToolContext
 
 
@@ -27,6 +27,6 @@ class Runtime:
     def model(self) -> Any:
         return self.ctx.model
 
-    def emit(self, type_: str, message: str = "", node_id: str | None = None, **data: Any) -> None:
+    def emit(self, type_: EventType, message: str = "", node_id: str | None = None, **data: Any) -> None:
         if self.on_event is not None:
             self.on_event(AgentEvent(type=type_, node_id=node_id, message=message, data=data))

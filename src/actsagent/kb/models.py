@@ -78,7 +78,7 @@ class Change(BaseModel):
     kind: Literal["edit", "example_add", "example_retract"]
     target: str  # "table", "table.column" or an example id
     before: str | None = None
-    before_source: str | None = None
+    before_source: Source | None = None
     after: str | None = None
     by: str = ""
     undone: bool = False

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,6 +175,14 @@ class ReformulatedQuestion(BaseModel):
     missing: list[str] = Field(default_factory=list)
 
 
+def _known_table(kb: KnowledgeBase, name: str) -> TableEntry:
+    """A table the retriever named from ``kb`` itself (ranked, selected, hit), so the lookup cannot miss."""
+    t = kb.table(name)
+    if t is None:
+        raise KeyError(f"no table {name!r} in the knowledge base")
+    return t
+
+
 @dataclass
 class _Scores:
     tables: dict[str, float]
@@ -274,8 +283,9 @@ class Retriever:
                 pass  # the LLM-free expansion below still helps
         extra: list[str] = []
         for t, c in sc.value_hits:
-            col = self.kb.table(t).column(c)  # type: ignore[union-attr]
-            extra.append(f"{col.readable or c} of {self.kb.table(t).readable or t}")  # type: ignore[union-attr]
+            tab = _known_table(self.kb, t)
+            col = tab.column(c)
+            extra.append(f"{(col.readable if col else None) or c} of {tab.readable or t}")
         toks = {w.lower() for w in _TOKEN.findall(base)}
         for term, meaning in self.kb.glossary_terms.items():
             if term in toks or (" " in term and term in _norm(base)):
@@ -290,7 +300,7 @@ class Retriever:
         return sorted(((by_id[i], s) for i, s in scores.items() if i in by_id and s >= floor), key=lambda x: -x[1])
 
     # ----- one pass ---------------------------------------------------------------------------------
-    def _score(self, query: str, base: str, k: int, forced: list[str] = ()) -> _Scores:
+    def _score(self, query: str, base: str, k: int, forced: Sequence[str] = ()) -> _Scores:
         qvec = self.embedder.one(query)
         qtoks = content_tokens(query)
         grams = _ngrams(base)
@@ -324,8 +334,8 @@ class Retriever:
         selected += [
             n
             for n in ranked[k:]
-            if any((n, c.name) in value_hits for c in self.kb.table(n).columns) or table_score[n] >= 1.0
-        ]  # type: ignore[union-attr]
+            if any((n, c.name) in value_hits for c in _known_table(self.kb, n).columns) or table_score[n] >= 1.0
+        ]
         selected = self._connect(selected)
         csim = self.index.column_scores(qvec, list(table_score))
         columns = {
@@ -340,11 +350,12 @@ class Retriever:
         )
         covered: set[str] = set()
         for n in selected:
-            covered |= self._table_words[n] | content_tokens(self.kb.table(n).description)  # type: ignore[union-attr]
-            for c in self.kb.table(n).columns:  # type: ignore[union-attr]
+            tab = _known_table(self.kb, n)
+            covered |= self._table_words[n] | content_tokens(tab.description)
+            for c in tab.columns:
                 covered |= self._col_words[(n, c.name)]
-        for (t, _c), hits in value_hits.items():
-            if t in selected:
+        for (tname, _c), hits in value_hits.items():
+            if tname in selected:
                 for h in hits:
                     covered |= content_tokens(h)
         unmatched = sorted(content_tokens(base) - covered)
@@ -383,9 +394,10 @@ class Retriever:
             node, depth = queue.popleft()
             if node == b:
                 out = []
-                while node is not None and node != a:
-                    out.append(node)
-                    node = prev[node]  # type: ignore[assignment]
+                cur: str | None = node
+                while cur is not None and cur != a:
+                    out.append(cur)
+                    cur = prev[cur]
                 return out[1:]  # intermediate tables only
             if depth >= limit:
                 continue
@@ -412,15 +424,10 @@ class Retriever:
         order = sc.selected + [n for n in ranked if n not in sc.selected]
 
         def cols(n: str) -> list[ColumnEntry]:
-            t = self.kb.table(n)
+            t = _known_table(self.kb, n)
             return sorted(
                 t.columns,
-                key=lambda c: (
-                    -(
-                        sc.columns.get((n, c.name), 0.0)  # type: ignore[union-attr]
-                        + 0.5 * (c.primary_key or bool(c.references))
-                    )
-                ),
+                key=lambda c: -(sc.columns.get((n, c.name), 0.0) + 0.5 * (c.primary_key or bool(c.references))),
             )
 
         for n in sc.selected:  # 1. the chosen tables with their best columns and keys
@@ -511,8 +518,8 @@ class _Renderer:
     def add_table(self, name: str) -> bool:
         if name in self.tables:
             return False
-        t = self.kb.table(name)
-        cost = len(self._header(t, False)) + (2 if self.tables else 0)  # type: ignore[arg-type]
+        t = _known_table(self.kb, name)
+        cost = len(self._header(t, False)) + (2 if self.tables else 0)
         if not self._fits(cost):
             return False
         self.tables[name] = {"desc": False, "cols": {}}
@@ -532,11 +539,11 @@ class _Renderer:
         entry = self.tables.get(table)
         if entry is None:
             return
-        t = self.kb.table(table)
+        t = _known_table(self.kb, table)
         if c is None:
             if entry["desc"]:
                 return
-            cost = len(self._header(t, True)) - len(self._header(t, False))  # type: ignore[arg-type]
+            cost = len(self._header(t, True)) - len(self._header(t, False))
             if cost and self._fits(cost):
                 entry["desc"] = True
                 self.size += cost

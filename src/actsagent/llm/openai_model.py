@@ -11,11 +11,15 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from actsagent.llm.base import ChatModel, RawReply, Request, StructuredMode, StructuredModeUnsupported
 from actsagent.llm.config import LLMConfig
 from actsagent.llm.errors import ModelRequestsBlocked, ProviderError, to_provider_error
 from actsagent.llm.usage import UsageLedger
+
+if TYPE_CHECKING:
+    import openai
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "structured output")
 
@@ -38,12 +42,12 @@ def allow_model_requests(allow: bool = True) -> Iterator[None]:
 class OpenAIChatModel(ChatModel):
     def __init__(self, config: LLMConfig | None = None, *, ledger: UsageLedger | None = None):
         super().__init__(config or LLMConfig.from_env(), ledger=ledger)
-        self._client = None
+        self._client: openai.OpenAI | None = None
         self._client_lock = threading.Lock()
         self._no_json_schema: set[str] = set()
 
     @property
-    def client(self):
+    def client(self) -> openai.OpenAI:
         """The SDK client, created on first use (importing openai costs time)."""
         with self._client_lock:
             if self._client is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,10 +23,13 @@ def tracing_enabled() -> bool:
     return bool(tracing_is_enabled())
 
 
+RunType = Literal["tool", "chain", "llm", "retriever", "embedding", "prompt", "parser"]  # LangSmith's run kinds
+
+
 def traced(
     name: str,
     *,
-    run_type: str = "chain",
+    run_type: RunType = "chain",
     inputs: Callable[[dict], dict] | None = None,
     outputs: Callable[[Any], dict] | None = None,
 ) -> Callable[[F], F]:

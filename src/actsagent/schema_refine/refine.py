@@ -213,7 +213,8 @@ def _propagate_keys(info: SchemaInfo, kept: dict[tuple[str, str | None], str]) -
             ref = info.table(fk.ref_table)
             if ref is None or not fk.ref_columns[0]:
                 continue
-            new = kept.get((ref.name, ref.column(fk.ref_columns[0]).name if ref.column(fk.ref_columns[0]) else ""))
+            ref_col = ref.column(fk.ref_columns[0])
+            new = kept.get((ref.name, ref_col.name if ref_col else ""))
             col = t.column(fk.columns[0])
             if (
                 new

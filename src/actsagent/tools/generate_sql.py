@@ -60,9 +60,10 @@ class GenerateSqlOutput(BaseModel):
 
 
 def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
+    source: Literal["llm", "draft", "original"]
     if inp.use_llm and ctx.model is not None and inp.strategy == "rewrite":
-        gen = write_directly(ctx, inp.intent, inp.original_sql, inp.hypothesis)
-        sql, source, why = _clean(gen.sql), "llm", gen.rationale
+        direct = write_directly(ctx, inp.intent, inp.original_sql, inp.hypothesis)
+        sql, source, why = _clean(direct.sql), "llm", direct.rationale
     elif inp.use_llm and ctx.model is not None:
         resp = ctx.complete(
             "generate_sql",

@@ -73,8 +73,11 @@ def execute_statements(
 
 
 def _run_isolated(ctx: ToolContext, statements: list[str], policy, run_guarded) -> list[QueryResult | DbError]:
+    from actsagent.db.postgres import PostgresDatabase
     from actsagent.db.sandbox import sandbox
 
+    if not isinstance(ctx.db, PostgresDatabase):
+        raise TypeError(f"an isolated run copies a PostgreSQL database, not {ctx.db!r}")
     with sandbox(ctx.db, limits=ctx.db.limits) as copy:
         return _run_all(copy, statements, policy, run_guarded)
 

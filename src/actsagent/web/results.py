@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from actsagent.db.results import QueryResult
 from actsagent.web.limits import MAX_CELL_CHARS, MAX_PREVIEW_BYTES, MAX_PREVIEW_ROWS, bounded, cut
@@ -182,7 +182,7 @@ def chart_for(view: ResultView) -> ChartSpec | None:
     keys = [str(r[x]) for r in view.rows]
     if len(set(keys)) != len(keys):
         return None  # repeated labels: the rows are not one series, a chart would mislead
-    kind = "line" if _time_like(view, x) else "bar"
+    kind: Literal["bar", "line"] = "line" if _time_like(view, x) else "bar"
     names = ", ".join(view.columns[i] for i in ys)
     return ChartSpec(kind=kind, x=x, y=ys, title=f"{names} by {view.columns[x]}")
 
