@@ -20,14 +20,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.types import Command
 
 from actsagent.db import Database, DbError, QueryResult
 from actsagent.errors import LLMUnavailable, UserError
 from actsagent.graphs.checkpoint import get_checkpointer
-from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, RunUsage
+from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, RunUsage
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.tree import PlanTree
 from actsagent.graphs.tree_graph import TreeState, build_tree_graph, check_plan, initial_state
@@ -39,7 +39,6 @@ from actsagent.tools.verify import Verification
 
 __all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream", "stream_resume"]
 
-Mode = Literal["tree", "linear", "regenerate", "single_shot"]
 _NO_LLM_NOTE = (
     "no LLM configured: ran the LLM-free fallback (run, SafeQL refinement, clause localisation); "
     "an LLM would add ambiguity detection, repair from clause evidence and judging"
@@ -217,7 +216,7 @@ def _resume(rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpoi
         graph.invoke(Command(resume=answer), config)
         state, paused = _final_or_paused(graph, config)
     except LLMUnavailable as e:
-        state = dict(graph.get_state(config).values)
+        state = TreeState(**graph.get_state(config).values)
         state["final"] = {"status": "failed", "node": None, "reason": "provider"}
         notes.append(f"LLM provider failed: {e}; rerun resume to continue")
         paused = None
@@ -331,7 +330,7 @@ def _runtime(
 
 
 def _run_tree(
-    rt: Runtime, intent: str, sql: Any, mode: str, tid: str, checkpointer: Any
+    rt: Runtime, intent: str, sql: Any, mode: Mode, tid: str, checkpointer: Any
 ) -> tuple[TreeState, Clarification | None]:
     graph = build_tree_graph(rt, checkpointer or get_checkpointer())
     config = {"configurable": {"thread_id": tid}, "recursion_limit": 4 * rt.budget.max_nodes + 20}
@@ -394,7 +393,7 @@ def _to_run(
     c = state.get("counters") or {}
     wall = (time.perf_counter() - t0) * 1000
     llm_this_call = rt.ctx.meter.total.llm_ms - llm0
-    status = "paused" if paused else final.get("status", "failed")
+    status: RunStatus = "paused" if paused else final.get("status", "failed")
     return AgentRun(
         status=status,
         mode=state.get("mode", "tree"),
@@ -406,7 +405,7 @@ def _to_run(
         result=result,
         verdict=verdict,
         tree=tree,
-        usage=RunUsage(**{k: c.get(k, 0) for k in RunUsage.model_fields}),
+        usage=RunUsage.model_validate({k: c.get(k, 0) for k in RunUsage.model_fields}),
         framework_ms=max(0.0, wall - llm_this_call),
         wall_ms=wall,
         timings={

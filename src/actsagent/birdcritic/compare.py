@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -138,7 +139,7 @@ def _id_order(ids: set[str]) -> list[str]:
     return sorted(ids, key=lambda i: (0, int(i), "") if i.isdigit() else (1, 0, i))
 
 
-def compare(paths: list[str | Path]) -> Comparison:
+def compare(paths: Sequence[str | Path]) -> Comparison:
     """Figures per run and pairwise wins on the intersection of the runs' tasks."""
     if len(paths) < 2:
         raise UserError("give at least two run folders to compare")

@@ -76,7 +76,9 @@ def judged_candidates(run: Any) -> list[JudgedCandidate]:
             continue
         sql = (node.output or {}).get("sql") or (node.resolved_input or {}).get("sql") or node.input.get("sql")
         statements = [sql] if isinstance(sql, str) else [s for s in (sql or []) if isinstance(s, str)]
-        dims = verdict.get("scores") if isinstance(verdict.get("scores"), dict) else {}
+        dims = verdict.get("scores")
+        if not isinstance(dims, dict):
+            dims = {}
         scores = {
             k: float(v["score"])
             for k, v in dims.items()

@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from actsagent.birdcritic.scorer import ScoreResult, ScoringKeys, load_scoring_keys, score
+from actsagent.birdcritic.scorer import ScoreResult, ScorerVariant, ScoringKeys, load_scoring_keys, score
 from actsagent.birdcritic.systems import System, SystemOutput
 from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks, native_ids
 from actsagent.birdcritic.templates import TemplateInfo, ensure_templates, needed_extensions, server_capabilities
@@ -78,7 +78,7 @@ class TaskRunner:
         keys: dict[str, ScoringKeys],
         extensions: set[str],
         *,
-        scorer_variant: str = "official",
+        scorer_variant: ScorerVariant = "official",
         ids: dict[str, int | str] | None = None,
     ) -> None:
         self.system = system
@@ -197,7 +197,7 @@ def make_task_runner(
     tasks: list[PublicTask],
     *,
     root: Path | None = None,
-    scorer_variant: str = "official",
+    scorer_variant: ScorerVariant = "official",
 ) -> TaskRunner:
     """A runner for ``tasks``: their template databases built, copies of killed runs dropped, keys loaded."""
     server = admin.server_admin_url()
@@ -224,7 +224,7 @@ def run_benchmark(
     progress: bool = True,
     root: Path | None = None,
     report_name: str | None = None,
-    scorer_variant: str = "official",
+    scorer_variant: ScorerVariant = "official",
 ) -> Report:
     """Run (or resume) ``system`` on a task set; returns the summary report written to ``out_dir``."""
     if getattr(system, "reference", False) and not report_name:
@@ -271,7 +271,7 @@ def _run_locked(
     progress: bool,
     root: Path | None,
     report_name: str | None,
-    scorer_variant: str,
+    scorer_variant: ScorerVariant,
 ) -> Report:
     log = ResultLog(out / RESULTS_FILE, key="instance_id")
     _check_same_system(log, system.name)
@@ -289,7 +289,7 @@ def _run_locked(
 def _check_same_system(log: ResultLog, name: str) -> None:
     from actsagent.errors import UserError
 
-    others = {r.get("system") for r in log.records()} - {name, None}
+    others = {str(r["system"]) for r in log.records() if r.get("system") is not None} - {name}
     if others:
         raise UserError(f"{log.path} holds results of {', '.join(sorted(others))}; use another --out for {name}")
 

@@ -7,6 +7,7 @@ like the official ones; the baseline table gives reference points on the sample 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def compare_with_checks(
 def validate(
     out_dir: str | Path,
     *,
-    sets: list[str] = ("flash", "pg530"),
+    sets: Sequence[str] = ("flash", "pg530"),
     workers: int = 2,
     limit: int | None = None,
     baselines: bool = True,

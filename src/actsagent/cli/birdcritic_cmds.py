@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from actsagent.cli._common import print_summary
+
+if TYPE_CHECKING:
+    from actsagent.birdcritic.scorer import ScorerVariant
 
 bc = typer.Typer(no_args_is_help=True, help="BIRD-CRITIC repair benchmark on the sample databases.")
 
@@ -36,12 +40,13 @@ def run_cmd(
 
     if scorer_variant not in ("official", "checks"):
         raise UserError("--scorer-variant must be official or checks")
+    variant: ScorerVariant = "checks" if scorer_variant == "checks" else "official"
     from actsagent.birdcritic.runner import run_benchmark
     from actsagent.birdcritic.systems import make_system
 
     sys_obj = make_system(system, task_set)
     report = run_benchmark(
-        task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids), scorer_variant=scorer_variant
+        task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids), scorer_variant=variant
     )
     print_summary(report.summary, json_out=json_out, footer=f"report: {out}")
 

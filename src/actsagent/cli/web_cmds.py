@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.style import Style
@@ -13,6 +14,9 @@ from rich.text import Text
 from actsagent.cli._common import DbOption, console, err_console
 from actsagent.errors import UserError
 from actsagent.web.limits import MAX_BODY_BYTES
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
 
 StoreOption = typer.Option(
     None, "--store", help="SQLite file for conversations (default: copilot.sqlite in the actsagent home directory)"
@@ -104,18 +108,19 @@ def serve(
     model = _model(no_llm)
     # DNS rebinding guard for a local server (Starlette compares the Host header without its port)
     allowed = sorted({"127.0.0.1", "localhost", "[::1]", url_host.lower()}) if local else None
+    app: ASGIApp
     if callers:
         from actsagent.web.tenants import create_tenant_app
 
-        app = create_tenant_app(
+        tenants = create_tenant_app(
             callers, db=db, model=model, store_path=store, allowed_hosts=allowed, max_body_bytes=max_body
         )
-        label = app.label
+        app, label = tenants, tenants.label
     else:
-        app = create_app(
+        single = create_app(
             db=db, model=model, store_path=store, token=token, allowed_hosts=allowed, max_body_bytes=max_body
         )
-        label = app.state.db.label
+        app, label = single, single.state.db.label
     url = f"http://{url_host}:{port}/"
     # Text, not markup: a URL such as http://[::1]:8765/ is not a rich tag
     console.print(

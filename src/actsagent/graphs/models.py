@@ -77,8 +77,11 @@ class Clarification(BaseModel):
     node_id: str | None = None
 
 
+RunStatus = Literal["solved", "best_effort", "failed", "paused"]
+
+
 class AgentRun(BaseModel):
-    status: Literal["solved", "best_effort", "failed", "paused"]
+    status: RunStatus
     mode: Mode = "tree"
     intent: str = ""
     original_sql: str | list[str] | None = None

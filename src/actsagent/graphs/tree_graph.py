@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Hashable
 from typing import Any, TypedDict
 
 from langgraph.graph import END, StateGraph
@@ -32,7 +33,7 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, ValidationError
 
 from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks
-from actsagent.graphs.models import Budget, PlannerReply
+from actsagent.graphs.models import Budget, Mode, PlannerReply
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.tree import NodeSpec, NodeStatus, PlanNode, PlanTree
 from actsagent.llm import StructuredOutputError
@@ -59,7 +60,7 @@ _MODEL_FAULTS = (StructuredOutputError, ToolInputError, NoModelError)
 
 
 class TreeState(TypedDict, total=False):
-    mode: str  # "tree" | "linear"
+    mode: Mode
     intent: str
     original_sql: str | list[str] | None
     original_result: str
@@ -80,7 +81,7 @@ class TreeState(TypedDict, total=False):
     jump: str | None  # a verification sibling to run next without asking the planner
 
 
-def initial_state(intent: str, sql: str | list[str] | None, mode: str = "tree") -> TreeState:
+def initial_state(intent: str, sql: str | list[str] | None, mode: Mode = "tree") -> TreeState:
     return TreeState(
         mode=mode,
         intent=intent,
@@ -124,7 +125,7 @@ def build_tree_graph(rt: Runtime, checkpointer: Any = None) -> Any:
     g.add_node("advance", _step(rt, _advance))
     g.add_node("clarify", lambda s: _clarify(rt, s))
     g.set_entry_point("plan")
-    route = {"execute": "execute", "advance": "advance", "clarify": "clarify", "done": END}
+    route: dict[Hashable, str] = {"execute": "execute", "advance": "advance", "clarify": "clarify", "done": END}
     for name in ("plan", "execute", "advance", "clarify"):
         g.add_conditional_edges(name, lambda s: s["phase"], route)
     return g.compile(checkpointer=checkpointer)
@@ -305,13 +306,8 @@ def _execute(rt: Runtime, state: TreeState) -> None:
         llm_calls=node.llm_calls,
         tokens=node.prompt_tokens + node.completion_tokens,
     )
-    if state.get("pending"):
-        rt.emit(
-            "clarify",
-            state["pending"]["question"],
-            node.id,
-            **{k: v for k, v in state["pending"].items() if k != "node_id"},
-        )
+    if pending := state.get("pending"):
+        rt.emit("clarify", pending["question"], node.id, **{k: v for k, v in pending.items() if k != "node_id"})
     state["phase"] = "clarify" if state.get("pending") else "advance"
 
 
@@ -837,7 +833,7 @@ def _ask_planner(
     validate=None,
 ) -> PlannerReply | None:
     """One planner decision; malformed or invalid replies are recorded and re-asked (bounded)."""
-    problem = ""
+    problem: str | None = ""
     for _attempt in range(rt.budget.planner_retries + 1):
         try:
             resp = rt.ctx.complete(

@@ -12,7 +12,7 @@ the artifact (``ToolMessage.artifact``) is the typed output (``RunSqlOutput``, .
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, BaseToolkit, ToolException
 from pydantic import ConfigDict, Field
@@ -48,7 +48,7 @@ class ActsagentTool(BaseTool):
 
     workspace: Workspace = Field(exclude=True)
     tool: str
-    response_format: str = "content_and_artifact"
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool = True
     handle_validation_error: bool = True
 
@@ -58,7 +58,7 @@ class ActsagentTool(BaseTool):
             out = self.workspace.call(self.tool, spec.input_model(**kwargs))
         except ToolInputError as e:  # a name that does not exist: the calling model's mistake, shown to it
             raise ToolException(str(e)) from e
-        return out.summary(), out
+        return (out.summary() if hasattr(out, "summary") else ""), out  # every tool output has one
 
 
 class SchemaTool(BaseTool):
@@ -73,7 +73,7 @@ class SchemaTool(BaseTool):
     )
     args_schema: type = SchemaRequest
     workspace: Workspace = Field(exclude=True)
-    response_format: str = "content_and_artifact"
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool = True
     handle_validation_error: bool = True
 

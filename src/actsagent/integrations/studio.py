@@ -20,7 +20,7 @@ from typing_extensions import TypedDict  # pydantic (Studio's input form) needs 
 
 from actsagent.db import Database
 from actsagent.errors import UserError
-from actsagent.graphs.models import Budget
+from actsagent.graphs.models import Budget, Mode
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.tree_graph import TreeState, build_tree_graph, initial_state
 from actsagent.tools import ToolContext
@@ -58,16 +58,17 @@ def make_graph(config: dict | None = None) -> Any:
     return build_graph(_database(target))
 
 
-def _prepare(state: dict) -> dict:
+def _prepare(state: RepairInput) -> TreeState:
     """A new input starts a new run (a resumed or continued run re-enters the subgraph, not this step)."""
     intent = (state.get("intent") or "").strip()
     if not intent:
         raise UserError("the input needs an intent: what the SQL should do")
     sql = (state.get("original_sql") or "").strip() or None
-    mode = state.get("mode") or "tree"
-    if mode not in ("tree", "linear"):
-        raise UserError(f"mode must be tree or linear, not {mode!r}")
-    return dict(initial_state(intent, sql, mode))
+    asked = state.get("mode") or "tree"
+    if asked not in ("tree", "linear"):
+        raise UserError(f"mode must be tree or linear, not {asked!r}")
+    mode: Mode = "linear" if asked == "linear" else "tree"
+    return initial_state(intent, sql, mode)
 
 
 _open: dict[str | None, Database] = {}

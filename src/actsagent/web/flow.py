@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -113,7 +113,7 @@ class Flow:
         self.answerer = answerer or Answerer(None)
 
     # public turns ------------------------------------------------------------------------------
-    def ask(self, question: str, *, thread_id: str, previous: list[Turn] = ()) -> Iterator[Step]:
+    def ask(self, question: str, *, thread_id: str, previous: Sequence[Turn] = ()) -> Iterator[Step]:
         yield Step(
             type="start",
             message=question,
@@ -123,7 +123,7 @@ class Flow:
         yield from self._agent(question, lambda db: self.bridge.ask(intent, db, thread_id=thread_id))
 
     def repair(
-        self, sql: str, *, thread_id: str, question: str | None = None, previous: list[Turn] = ()
+        self, sql: str, *, thread_id: str, question: str | None = None, previous: Sequence[Turn] = ()
     ) -> Iterator[Step]:
         """The agent repairs what the database rejects or answers wrongly; SQL the strict guard refuses for
         safety (anything but its syntax) is refused as it stands, not rewritten into something that passes."""
@@ -228,7 +228,7 @@ class Flow:
             data = {"question": data.get("question") or ev.message, "options": [str(o) for o in data["options"]]}
         return Step(type=ev.type, node_id=ev.node_id, message=ev.message, data=data, tree=tree.changes())
 
-    def _final(self, question: str, fv: FinalView, db: Database) -> Iterator[Step]:
+    def _final(self, question: str, fv: FinalView, db: Database) -> Generator[Step, None, bool]:
         """Rows and words for the run's final SQL; returns whether the turn has an answer."""
         if not fv.final_sql:
             why = "; ".join(fv.notes) if fv.notes else ""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError, field_validator
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -89,13 +90,13 @@ def user_store_path(store_path: str | Path | None, user: str) -> Path:
 class TokenRouter:
     """ASGI: the app of the user whose token the request carries; no known token, no API."""
 
-    def __init__(self, apps: dict[str, ASGIApp], users: dict[str, str], on_close: Any = None) -> None:
+    def __init__(self, apps: Mapping[str, Starlette], users: dict[str, str], on_close: Any = None) -> None:
         self._apps = apps  # user -> app
         self._users = users  # token -> user
         self._page = next(iter(apps.values()))  # serves the page and its static files, which hold no data
         self._on_close = on_close
 
-    def app_for(self, token: str) -> ASGIApp | None:
+    def app_for(self, token: str) -> Starlette | None:
         found = None
         for tok, user in self._users.items():  # compare every token, in constant time each
             if secrets.compare_digest(tok.encode(), token.encode()):
@@ -106,7 +107,9 @@ class TokenRouter:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
-        app = self.app_for(given_token(Request(scope))) if scope["type"] in ("http", "websocket") else None
+        app: ASGIApp | None = (
+            self.app_for(given_token(Request(scope))) if scope["type"] in ("http", "websocket") else None
+        )
         if app is None:
             if scope.get("path", "").startswith("/api"):
                 await JSONResponse({"detail": TOKEN_NEEDED}, status_code=401)(scope, receive, send)
@@ -134,6 +137,17 @@ class TokenRouter:
                     return
 
 
+class LabelledApp:
+    """An ASGI app with the label the server prints on start (which database, how many users)."""
+
+    def __init__(self, app: ASGIApp, label: str) -> None:
+        self.app = app
+        self.label = label
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+
 def create_tenant_app(
     tokens: dict[str, Caller],
     *,
@@ -142,7 +156,7 @@ def create_tenant_app(
     store_path: str | Path | None = None,
     allowed_hosts: list[str] | None = None,
     **app_options: Any,
-) -> ASGIApp:
+) -> LabelledApp:
     """One copilot per user of ``tokens`` over one database (opened now: a bad target fails at start)."""
     from actsagent.demo import open_target
 
@@ -171,5 +185,4 @@ def create_tenant_app(
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         router = TrustedHostMiddleware(router, allowed_hosts=allowed_hosts)
-    router.label = f"{base.name} ({base.dialect}), {len(apps)} users"  # type: ignore[attr-defined]
-    return router
+    return LabelledApp(router, f"{base.name} ({base.dialect}), {len(apps)} users")
