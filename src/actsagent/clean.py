@@ -15,10 +15,10 @@ import json
 import threading
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
 
 from pydantic import BaseModel, Field
 from rich.console import Console
@@ -29,6 +29,9 @@ from actsagent.errors import ActsagentError, LLMUnavailable, UserError
 from actsagent.guard import Policy, check_sql, rejection_error, run_guarded
 from actsagent.reporting import Report, ReportTable, ResultLog
 from actsagent.safeql import RefineOptions, refine
+
+if TYPE_CHECKING:
+    from actsagent.graphs.models import Mode
 
 Verdict = Literal["kept", "repaired", "rejected"]
 # Without an LLM nothing checks meaning, so a SafeQL repair is accepted only when every edit is a
@@ -61,6 +64,19 @@ class CleanResult(BaseModel):
     method: Literal["execution", "safeql", "agent", "none"] = "execution"
     evidence: dict[str, Any] = Field(default_factory=dict)
     elapsed_s: float = 0.0
+
+
+class _PairFields(TypedDict):
+    """What every verdict repeats of its pair."""
+
+    id: str
+    question: str
+    db: str
+    original_sql: str
+
+
+def _pair_fields(pair: CleanPair) -> _PairFields:
+    return _PairFields(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
 
 
 # --------------------------------------------------------------------------- input
@@ -252,7 +268,7 @@ class Cleaner:
         *,
         use_llm: bool = False,
         model: Any = None,
-        mode: str = "tree",
+        mode: Mode = "tree",
         max_rows: int = 1000,
         max_edit_distance: float = MAX_EDIT_DISTANCE,
         refine_time_limit_s: float = 30.0,
@@ -284,7 +300,7 @@ class Cleaner:
         Only a missing LLM is raised: every later pair would fail the same way, and a rerun resumes them.
         """
         t0 = time.perf_counter()
-        base = dict(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
+        base = _pair_fields(pair)
         reason = f"bad input: {pair.problem}" if pair.problem else None
         if reason is None:
             try:
@@ -310,7 +326,7 @@ class Cleaner:
         return run_guarded(db, sql, self._policy)
 
     def _decide(self, pair: CleanPair, db: Database) -> CleanResult:
-        base = dict(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
+        base = _pair_fields(pair)
         first = self._exec(db, pair.sql)
         evidence: dict[str, Any] = {"execution": _describe(first)}
         if isinstance(first, QueryResult) and first.row_count > 0:
@@ -392,7 +408,7 @@ class Cleaner:
     def _decide_llm(self, pair: CleanPair, db: Database) -> CleanResult:
         from actsagent.agent import repair
 
-        base = dict(id=pair.id, question=pair.question, db=pair.db, original_sql=pair.sql)
+        base = _pair_fields(pair)
         run = repair(pair.question, pair.sql, db, mode=self.mode, model=self.model, policy=self._policy)
         # the agent reports a provider that failed for good as a note (agent.repair): not this pair's verdict
         down = next((n for n in run.notes if n.startswith("LLM provider failed")), None)
@@ -484,7 +500,7 @@ def clean_file(
     workers: int = 2,
     use_llm: bool = False,
     model: Any = None,
-    mode: str = "tree",
+    mode: Mode = "tree",
     default_db: str | None = None,
     progress: bool = True,
 ) -> Report:
@@ -508,7 +524,8 @@ def clean_file(
             ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="clean") as pool,
         ):
             job = bar.add_task("clean", total=len(pairs), completed=len(pairs) - len(pending), info="")
-            queue, running = list(pending), {}
+            queue = list(pending)
+            running: dict[Future[CleanResult], CleanPair] = {}
             counts: dict[str, int] = {}
             while queue or running:
                 while queue and len(running) < max(1, workers):

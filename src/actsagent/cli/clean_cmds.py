@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from actsagent.cli._common import print_summary
+
+if TYPE_CHECKING:
+    from actsagent.graphs.models import Mode
 
 
 def clean_cmd(
@@ -27,12 +31,13 @@ def clean_cmd(
 
     if mode not in ("tree", "linear"):
         raise UserError("--mode must be tree or linear: cleaning needs the agent's judge, which the other modes lack")
+    agent_mode: Mode = "linear" if mode == "linear" else "tree"
     use_llm = llm_available() if llm is None else llm
     if use_llm and not llm_available():
         from actsagent.errors import LLMUnavailable
 
         raise LLMUnavailable("--llm needs a configured model (OPENAI_API_KEY / OPENAI_BASE_URL)")
-    report = clean_file(input_path, out, workers=workers, use_llm=use_llm, mode=mode, default_db=db)
+    report = clean_file(input_path, out, workers=workers, use_llm=use_llm, mode=agent_mode, default_db=db)
     print_summary(
         report.summary, json_out=json_out, footer=f"verdicts: {out}  summary: {out.parent / (out.stem + '_summary.md')}"
     )
