@@ -349,7 +349,7 @@ def _run_tree(
 
 def _final_or_paused(graph: Any, config: dict) -> tuple[TreeState, Clarification | None]:
     snap = graph.get_state(config)
-    state = dict(snap.values)
+    state = TreeState(**snap.values)
     paused = None
     if snap.next and "clarify" in snap.next:
         p = state.get("pending") or {}
@@ -359,14 +359,14 @@ def _final_or_paused(graph: Any, config: dict) -> tuple[TreeState, Clarification
             options=p.get("options", []),
             node_id=p.get("node_id"),
         )
-    return state, paused  # type: ignore[return-value]
+    return state, paused
 
 
 def _last_state(rt: Runtime, tid: str, checkpointer: Any) -> TreeState | None:
     try:
         graph = build_tree_graph(rt, checkpointer or get_checkpointer())
         values = graph.get_state({"configurable": {"thread_id": tid}}).values
-        return dict(values) if values else None  # type: ignore[return-value]
+        return TreeState(**values) if values else None
     except Exception:
         return None
 

@@ -48,12 +48,13 @@ class Workspace:
         info = self.db.schema()
         if not tables:
             return info
-        missing = [t for t in tables if info.table(t) is None]
+        found = [info.table(t) for t in tables]
+        missing = [t for t, f in zip(tables, found) if f is None]
         if missing:
             raise ToolInputError(
                 f"unknown table(s): {', '.join(missing)}; known: {', '.join(t.name for t in info.tables)}"
             )
-        keep = {info.table(t).name for t in tables}  # type: ignore[union-attr]
+        keep = {f.name for f in found if f is not None}
         return info.model_copy(update={"tables": [t for t in info.tables if t.name in keep]})
 
     def render_schema(self, tables: list[str] | None = None) -> str:

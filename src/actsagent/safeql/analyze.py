@@ -17,7 +17,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from actsagent.schema.model import ColumnInfo, SchemaInfo, TableInfo
 
-_E = TypeVar("_E", bound=exp.Expr)
+_E = TypeVar("_E", bound="exp.Expr")
 
 
 @dataclass
