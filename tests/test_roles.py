@@ -417,8 +417,20 @@ def test_cli_db_status_says_which_role_queries_run_as(pg_db):
     data = json.loads(res.stdout)
     assert data["query_role"] == READER and data["query_role_superuser"] is False
     assert pg_db.name in data["query_role_databases"] and data["admin_role"] == "postgres"
+    assert data["value_index"].startswith("schema actsagent of each PostgreSQL database")
     res = CliRunner().invoke(app, ["db", "status"])
     assert f"queries run as: {READER} (read-only, not a superuser)" in res.stdout
+    assert "SafeQL value index: schema actsagent" in res.stdout
+
+
+def test_cli_db_status_names_a_separate_value_index_without_its_password(monkeypatch):
+    from actsagent.cli import app
+
+    monkeypatch.setenv("ACTSAGENT_VALUE_INDEX_URL", "postgresql://ix:s3cret@127.0.0.1:1/index")
+    res = CliRunner().invoke(app, ["db", "status", "--json"])
+    assert res.exit_code == 0, res.output
+    where = json.loads(res.stdout)["value_index"]
+    assert "127.0.0.1:1/index" in where and "s3cret" not in where and "ACTSAGENT_VALUE_INDEX_URL" in where
 
 
 def test_only_the_chosen_schemas_are_readable(pg_db, role_name):

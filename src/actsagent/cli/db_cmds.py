@@ -97,6 +97,7 @@ def status(json_out: bool = JsonOption) -> None:
     info: dict[str, Any] = embedded.status()
     if info["running"]:
         info.update(reader_status(str(info["url"])))
+    info["value_index"] = value_index_location()
     if json_out:
         print_json(info)
         return
@@ -111,6 +112,23 @@ def status(json_out: bool = JsonOption) -> None:
             f"  administration (loading, sandbox copies) runs as: {info['admin_role']}",
             highlight=False,
         )
+    console.print(f"  SafeQL value index: {info['value_index']}", highlight=False, markup=False)
+
+
+def value_index_location() -> str:
+    """Where SafeQL keeps its pgvector value index (``ACTSAGENT_VALUE_INDEX_URL`` moves it out of user databases)."""
+    import os
+
+    from actsagent.db.admin import redact
+    from actsagent.db.value_store import INDEX_URL_VAR
+
+    url = os.environ.get(INDEX_URL_VAR)
+    if url:
+        return f"{redact(url)} (schema actsagent, from {INDEX_URL_VAR})"
+    return (
+        "schema actsagent of each PostgreSQL database when the connecting role may create it there, "
+        f"otherwise in memory per process (set {INDEX_URL_VAR} to keep it in another database)"
+    )
 
 
 @db_app.command("start")
