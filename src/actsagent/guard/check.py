@@ -395,7 +395,7 @@ def _check_function(node: exp.Func, text: str, rules: Rules) -> None:
         return
     rules.call(name, written=not anonymous)
     if name.lower() == "current_setting":
-        args = node.expressions if anonymous else [a for a in node.args.values() if isinstance(a, exp.Expression)]
+        args = node.expressions if anonymous else [a for a in node.args.values() if isinstance(a, exp.Expr)]
         first = args[0] if args else None
         literal = first.name if isinstance(first, exp.Literal) and first.is_string else None
         rules.setting(literal, len(args) > 2 or (len(args) == 2 and not isinstance(args[1], exp.Boolean)))
