@@ -6,7 +6,6 @@ passed here and rebuilt on resume.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,6 @@ class Runtime:
     budget: Budget = field(default_factory=Budget)
     interactive: bool = False
     on_event: Callable[[AgentEvent], None] | None = None
-    wall_start: float = field(default_factory=time.perf_counter)
 
     @property
     def model(self) -> Any:

@@ -34,8 +34,6 @@ class ToolSpec:
     name: str
     fn: Callable[[Any, ToolContext], BaseModel]
     input_model: type[BaseModel]
-    output_model: type[BaseModel]
-    needs_llm: bool  # True: cannot run at all without a model; hybrid tools degrade instead
     purpose: str
     planner_input: dict[str, str]  # the fields a planner sets; the rest come from context
 
@@ -47,8 +45,6 @@ TOOLS: dict[str, ToolSpec] = {
             "run_sql",
             run_sql,
             RunSqlInput,
-            RunSqlOutput,
-            False,
             "execute SQL (a sub-query, a probe, a candidate) and see rows or the typed error",
             {"sql": "SQL to run (default: the newest SQL on the path)"},
         ),
@@ -56,8 +52,6 @@ TOOLS: dict[str, ToolSpec] = {
             "inspect_columns",
             inspect_columns,
             InspectColumnsInput,
-            InspectColumnsOutput,
-            False,
             "sample/distinct values, null share, min/max and formats of table.column",
             {"table": "table name", "columns": "list of column names (default: all)"},
         ),
@@ -65,8 +59,6 @@ TOOLS: dict[str, ToolSpec] = {
             "detect_ambiguities",
             detect_ambiguities,
             DetectAmbiguitiesInput,
-            DetectAmbiguitiesOutput,
-            True,
             "find ambiguous phrases in the intent; each interpretation becomes a child branch",
             {},
         ),
@@ -74,8 +66,6 @@ TOOLS: dict[str, ToolSpec] = {
             "split_and_fix",
             split_and_fix,
             SplitAndFixInput,
-            SplitAndFixOutput,
-            False,
             "split a failing query into clause-level sub-queries, localise the error, repair from that evidence",
             {"sql": "the failing SQL (default: the newest SQL on the path)"},
         ),
@@ -83,8 +73,6 @@ TOOLS: dict[str, ToolSpec] = {
             "safeql_refine",
             safeql_refine,
             SafeqlRefineInput,
-            SafeqlRefineOutput,
-            False,
             "LLM-free search over small AST edits until the query executes (unknown names, joins, values)",
             {"sql": "SQL to refine (default: the newest SQL on the path)"},
         ),
@@ -92,8 +80,6 @@ TOOLS: dict[str, ToolSpec] = {
             "generate_sql",
             generate_sql,
             GenerateSqlInput,
-            GenerateSqlOutput,
-            False,
             "leaf: a candidate, by default a minimal edit of the original SQL grounded in the path's evidence; "
             "executed, run through the checks written from the request, and judged",
             {
