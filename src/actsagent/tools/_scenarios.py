@@ -21,20 +21,30 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from actsagent.db import DbError, QueryResult
-from actsagent.tools.checks import MAX_SETUP_ROWS, TableRows
-from actsagent.tools.run_sql import is_read
+from actsagent.tools._sqltext import is_read
 
 if TYPE_CHECKING:
     from actsagent.db.postgres import PostgresDatabase
     from actsagent.guard import Policy
     from actsagent.tools._context import ToolContext
 
+Scalar = bool | int | float | str | None
+MAX_SETUP_ROWS = 60  # rows one scenario may insert (over all its tables)
 MAX_VALUE_CHARS = 10_000
 READ_ONLY_VIOLATION = "25006"  # read_only_sql_transaction: the "read" SQL wrote after all
 _COST = re.compile(r"cost=\d+(?:\.\d+)?\.\.(\d+(?:\.\d+)?)")
+
+
+class TableRows(BaseModel):
+    """Rows to insert into one table of a disposable copy (values as JSON scalars, in ``columns`` order)."""
+
+    table: str
+    columns: list[str] = Field(min_length=1)
+    rows: list[list[Scalar]] = Field(default_factory=list)
+    replace: bool = Field(default=False, description="empty the table first: these rows are all of it")
 
 
 class CannotRun(Exception):

@@ -38,3 +38,9 @@ def split_script(sql: str | list[str], dialect: str) -> list[str]:
 def is_statement_list(sql: str | list[str] | None) -> bool:
     """True when the SQL holds several statements: the answer must then be a JSON array."""
     return isinstance(sql, list) and len([s for s in sql if s and s.strip()]) > 1
+
+
+def is_read(sql: str) -> bool:
+    """True when the statement only reads (its first word is a query or EXPLAIN/SHOW)."""
+    head = sql.lstrip().lstrip("(").split(None, 1)
+    return bool(head) and head[0].upper() in ("SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW")

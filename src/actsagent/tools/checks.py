@@ -18,23 +18,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._scenarios import MAX_SETUP_ROWS, Scalar, TableRows
 from actsagent.tools._sqltext import statements_text
 
-Scalar = bool | int | float | str | None
 ColumnType = Literal["number", "text", "datetime", "boolean", "array", "json", "any"]
 
 MAX_CHECKS = 10
-MAX_SETUP_ROWS = 60  # rows one scenario may insert (over all its tables)
 MAX_EXPECTED_ROWS = 100
-
-
-class TableRows(BaseModel):
-    """Rows to insert into one table of a disposable copy (values as JSON scalars, in ``columns`` order)."""
-
-    table: str
-    columns: list[str] = Field(min_length=1)
-    rows: list[list[Scalar]] = Field(default_factory=list)
-    replace: bool = Field(default=False, description="empty the table first: these rows are all of it")
 
 
 class ExpectedRows(BaseModel):

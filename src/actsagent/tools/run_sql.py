@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from actsagent.db import DbError, QueryResult
 from actsagent.tools._context import ToolContext
 from actsagent.tools._results import ExecSummary
+from actsagent.tools._sqltext import is_read
 
 
 class RunSqlInput(BaseModel):
@@ -90,11 +91,6 @@ def _run_all(db, statements, policy, run_guarded) -> list[QueryResult | DbError]
         if not res.ok:
             break
     return out
-
-
-def is_read(sql: str) -> bool:
-    head = sql.lstrip().lstrip("(").split(None, 1)
-    return bool(head) and head[0].upper() in ("SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW")
 
 
 def run_sql(inp: RunSqlInput, ctx: ToolContext) -> RunSqlOutput:

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from actsagent.db import DbError, QueryResult
 from actsagent.tools._context import ToolContext
-from actsagent.tools._scenarios import CannotRun, PlanReport
+from actsagent.tools._scenarios import CannotRun, PlanReport, TableRows
+from actsagent.tools._sqltext import is_read
 from actsagent.tools._values import digests, plain, rows_match, sort_key
 from actsagent.tools.checks import (
     MAX_EXPECTED_ROWS,
@@ -29,11 +30,10 @@ from actsagent.tools.checks import (
     RowCountCheck,
     SameResultCheck,
     ScenarioCheck,
-    TableRows,
     UniqueCheck,
     describe,
 )
-from actsagent.tools.run_sql import execute_statements, is_read
+from actsagent.tools.run_sql import execute_statements
 
 STORED_ROWS = 50  # rows of each output kept for comparisons and prompts
 CheckStatus = Literal["passed", "failed", "could_not_run"]
