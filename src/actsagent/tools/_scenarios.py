@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from actsagent.db import DbError, QueryResult
-from actsagent.tools._sqltext import is_read
+from actsagent.tools._sqltext import QUERY_KEYWORDS, is_read
 
 if TYPE_CHECKING:
     from actsagent.db.postgres import PostgresDatabase
@@ -126,7 +126,7 @@ class ScenarioEnv:
     ) -> tuple[list[QueryResult | DbError], list[QueryResult | DbError]]:
         """Run ``statements`` (stopping at the first error), then each read query, in scenario ``key``."""
         base = self.database(key, setup)
-        if all(is_read(s) for s in statements):
+        if all(is_read(s, base.dialect) for s in statements):
             results = _run_statements(base, statements, policy, read_only=True)
             if not (results and not results[-1].ok and results[-1].code == READ_ONLY_VIOLATION):
                 return results, [_read(base, q) for q in reads]
@@ -158,14 +158,14 @@ def _explain(base: PostgresDatabase, statements: list[str], policy: Policy) -> P
             checked = check_sql(s, fresh.dialect, policy)
             if not checked.ok:
                 return PlanReport(ok=False, error=checked.describe(), statements=plans)
-            if _explainable(s):
+            if _explainable(s, fresh.dialect):
                 res = fresh.execute(f"EXPLAIN {s}", read_only=True)
                 if not res.ok:
                     return PlanReport(ok=False, error=res.describe(), statements=plans)
                 lines = [str(r[0]) for r in res.rows]
                 m = _COST.search(lines[0]) if lines else None
                 plans.append(StatementPlan(sql=s, cost=float(m.group(1)) if m else None, plan=lines[:40]))
-            if not is_read(s):
+            if not is_read(s, fresh.dialect):
                 done = _run_statements(fresh, [s], policy, read_only=False)
                 if not done[-1].ok:
                     return PlanReport(ok=False, error=done[-1].describe(), statements=plans)
@@ -199,18 +199,10 @@ def _copy_of(db: Any) -> Iterator[PostgresDatabase]:
         cm.__exit__(None, None, None)
 
 
-def _explainable(sql: str) -> bool:
-    head = sql.lstrip().lstrip("(").split(None, 1)
-    return bool(head) and head[0].upper() in (
-        "SELECT",
-        "WITH",
-        "VALUES",
-        "TABLE",
-        "INSERT",
-        "UPDATE",
-        "DELETE",
-        "MERGE",
-    )
+def _explainable(sql: str, dialect: str) -> bool:
+    from actsagent.guard.split import first_keyword
+
+    return first_keyword(sql, dialect) in (*QUERY_KEYWORDS, "INSERT", "UPDATE", "DELETE", "MERGE")
 
 
 def _run_statements(db: Any, statements: list[str], policy: Policy, *, read_only: bool) -> list[QueryResult | DbError]:

@@ -40,7 +40,18 @@ def is_statement_list(sql: str | list[str] | None) -> bool:
     return isinstance(sql, list) and len([s for s in sql if s and s.strip()]) > 1
 
 
-def is_read(sql: str) -> bool:
-    """True when the statement only reads (its first word is a query or EXPLAIN/SHOW)."""
-    head = sql.lstrip().lstrip("(").split(None, 1)
-    return bool(head) and head[0].upper() in ("SELECT", "WITH", "VALUES", "TABLE", "EXPLAIN", "SHOW")
+QUERY_KEYWORDS = ("SELECT", "WITH", "VALUES", "TABLE")
+
+
+def is_query(sql: str, dialect: str) -> bool:
+    """True when the statement is a query (its first keyword, as the guard's tokenizer reads it)."""
+    from actsagent.guard.split import first_keyword
+
+    return first_keyword(sql, dialect) in QUERY_KEYWORDS
+
+
+def is_read(sql: str, dialect: str) -> bool:
+    """True when the statement only reads: a query, EXPLAIN or SHOW."""
+    from actsagent.guard.split import first_keyword
+
+    return first_keyword(sql, dialect) in (*QUERY_KEYWORDS, "EXPLAIN", "SHOW")

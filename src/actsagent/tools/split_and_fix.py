@@ -28,7 +28,7 @@ from actsagent.tools._decompose import (
     line_col_to_position,
 )
 from actsagent.tools._results import ExecSummary
-from actsagent.tools._sqltext import split_script, statements_text
+from actsagent.tools._sqltext import is_query, split_script, statements_text
 
 _SPECIFICITY = ["join", "filter", "projection", "aggregation", "order", "unit"]
 _CLAUSE_NAME = {
@@ -102,7 +102,7 @@ class SplitAndFixOutput(BaseModel):
 def localise(sql: str | list[str], ctx: ToolContext) -> SplitAndFixOutput:
     """The deterministic half: run the query, split it, run the parts in parallel, name the clause."""
     stmts = split_script(sql, ctx.db.dialect)
-    if len(stmts) > 1 or (stmts and not _is_query(stmts[0])):
+    if len(stmts) > 1 or (stmts and not is_query(stmts[0], ctx.db.dialect)):
         return _localise_script(stmts, ctx)
     return _localise_query(stmts[0] if stmts else (sql if isinstance(sql, str) else ""), ctx)
 
@@ -130,7 +130,7 @@ def _localise_script(stmts: list[str], ctx: ToolContext) -> SplitAndFixOutput:
     err = results[bad]
     assert isinstance(err, DbError)
     stmt = stmts[bad]
-    if _is_query(stmt) and not any(_writes(s) for s in stmts[:bad]):
+    if is_query(stmt, ctx.db.dialect) and all(is_query(s, ctx.db.dialect) for s in stmts[:bad]):
         # a query that fails on its own terms: its clauses can be checked apart
         inner = _localise_query(stmt, ctx)
         if inner.original_error is not None:
@@ -148,7 +148,7 @@ def _localise_script(stmts: list[str], ctx: ToolContext) -> SplitAndFixOutput:
     )
     why = (
         "it runs after statements that change the database, so the list is checked in order"
-        if _is_query(stmt)
+        if is_query(stmt, ctx.db.dialect)
         else "DDL/DML is checked as a whole statement, in order"
     )
     msg = (
@@ -169,15 +169,6 @@ def _localise_script(stmts: list[str], ctx: ToolContext) -> SplitAndFixOutput:
             message=msg,
         ),
     )
-
-
-def _is_query(sql: str) -> bool:
-    head = sql.lstrip().lstrip("(").split(None, 1)
-    return bool(head) and head[0].upper() in ("SELECT", "WITH", "VALUES", "TABLE")
-
-
-def _writes(sql: str) -> bool:
-    return not _is_query(sql)
 
 
 def _head(sql: str, n: int = 60) -> str:
@@ -238,7 +229,7 @@ def _localise_query(sql: str, ctx: ToolContext) -> SplitAndFixOutput:
         clauses.append(f"{u}: {_CLAUSE_NAME[kinds[0]]}")
     if err is None and not failing:
         msg = "the query runs; no clause fails"
-    elif err is not None and failing and all(s.kind == "unit" for s in failing) and not _is_query(sql):
+    elif err is not None and failing and all(s.kind == "unit" for s in failing) and not is_query(sql, ctx.db.dialect):
         msg = f"the statement fails as a whole ({_head(sql)}): {err.describe()}"
         if snippet:
             msg += f" near {snippet!r}"

@@ -196,7 +196,7 @@ def _run(spec: ScenarioSpec, statements: list[str], ctx: ToolContext) -> Scenari
     env = ctx.scenarios()
     why = env.unavailable()
     try:
-        if why and spec.key == "sample" and all(is_read(s) for s in statements):
+        if why and spec.key == "sample" and all(is_read(s, ctx.db.dialect) for s in statements):
             # no copy may be made: the SQL's own read-only execution (the one run_sql did) is all we look at
             results, _ = execute_statements(ctx, statements)
             after: list[QueryResult | DbError] = []
