@@ -88,7 +88,7 @@ def _repair(
     thread_id: str | None,
     checkpointer: Any,
 ) -> AgentRun:
-    sql = _normalise_sql(sql, db.dialect if rt.ctx.sandbox_mode else None)
+    sql = _normalise_sql(sql, db.dialect if not rt.ctx.active_policy().read_only else None)
     tid = thread_id or uuid.uuid4().hex
     t0 = time.perf_counter()
     llm0 = rt.ctx.meter.total.llm_ms

@@ -33,11 +33,6 @@ class Policy(BaseModel, frozen=True):
         """The one question whether writes may run: False only for the sandbox policy."""
         return self.name == "strict"
 
-    @property
-    def allow_writes(self) -> bool:
-        """``not read_only``, under the name tools/_scenarios.py still asks; to go when tools/ asks ``read_only``."""
-        return not self.read_only
-
 
 LimitAction = Literal["kept", "added", "lowered", "wrapped", "none"]
 

@@ -91,12 +91,6 @@ class ToolContext:
 
         return self.policy or Policy.strict()
 
-    @property
-    def sandbox_mode(self) -> bool:
-        """True when the policy lets non-SELECT statements through (BIRD-CRITIC repair in a copy)."""
-        pol = self.active_policy()
-        return not _is_strict(pol)
-
     def scenarios(self) -> Any:
         """The run's disposable scenario copies (``tools._scenarios.ScenarioEnv``), made on first use."""
         if self._scenarios is None:
@@ -152,7 +146,3 @@ class ToolContext:
             raise
         self.meter.record(response)
         return response
-
-
-def _is_strict(policy: Any) -> bool:
-    return bool(getattr(policy, "read_only", True))

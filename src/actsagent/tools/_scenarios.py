@@ -92,7 +92,9 @@ class ScenarioEnv:
         db = self.ctx.db
         if db.dialect != "postgres":
             return f"no disposable copy of a {db.dialect} database can be made"
-        allowed = self.ctx.verify_copies if self.ctx.verify_copies is not None else self.ctx.sandbox_mode
+        allowed = (
+            self.ctx.verify_copies if self.ctx.verify_copies is not None else not self.ctx.active_policy().read_only
+        )
         if not allowed:
             return (
                 "the database is live (strict policy) and copying it would end its other sessions; "
@@ -174,7 +176,7 @@ def _explain(base: PostgresDatabase, statements: list[str], policy: Policy) -> P
 
 def _split(statements: list[str], dialect: str, policy: Policy) -> list[str]:
     """One statement per element, so each is explained on its own (the strict guard refuses several anyway)."""
-    if not policy.allow_writes:
+    if policy.read_only:
         return statements
     from actsagent.guard import split_statements
 
@@ -211,7 +213,7 @@ def _run_statements(db: Any, statements: list[str], policy: Policy, *, read_only
 
     out: list[QueryResult | DbError] = []
     for s in statements:
-        if read_only and policy.allow_writes:
+        if read_only and not policy.read_only:
             checked = check_sql(s, db.dialect, policy)
             res = db.execute(s, read_only=True) if checked.ok else rejection_error(checked)
         else:

@@ -80,7 +80,7 @@ def generate_sql(inp: GenerateSqlInput, ctx: ToolContext) -> GenerateSqlOutput:
                 intent="\n".join([inp.intent, inp.hypothesis, *inp.evidence]),
             ),
             statement_list=is_statement_list(inp.original_sql),
-            sandbox=ctx.sandbox_mode,
+            sandbox=not ctx.active_policy().read_only,
         )
         gen: GeneratedSQL = resp.parsed
         sql, source, why = _clean(gen.sql), "llm", gen.rationale

@@ -57,7 +57,7 @@ def execute_statements(
     from actsagent.guard import run_guarded
 
     policy = ctx.active_policy()
-    writes = ctx.sandbox_mode and any(not is_read(s, ctx.db.dialect) for s in statements)
+    writes = not policy.read_only and any(not is_read(s, ctx.db.dialect) for s in statements)
     isolated = writes and isolate and ctx.db.dialect == "postgres" and getattr(ctx.db, "writable", False)
     # Within one run the data only changes through isolated copies, so equal statements give equal
     # results: the plan's first look, a run_sql node and the final result share one execution.

@@ -295,7 +295,7 @@ def split_and_fix(inp: SplitAndFixInput, ctx: ToolContext) -> SplitAndFixOutput:
 def _temp_tables_possible(ctx: ToolContext) -> bool:
     """Temporary tables need a writable PostgreSQL and a policy that allows DDL (the sandbox)."""
     return (
-        ctx.sandbox_mode
+        not ctx.active_policy().read_only
         and ctx.db.dialect == "postgres"
         and bool(getattr(ctx.db, "writable", False))
         and not getattr(ctx.db, "single_statement", True)
