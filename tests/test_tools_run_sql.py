@@ -73,3 +73,15 @@ def test_preview_says_how_many_rows_it_shows(pg_db_factory):
     assert none == "0 rows; columns: n"
     both = run_sql(RunSqlInput(sql=["SELECT n FROM t WHERE n <= 6 ORDER BY n", "SELECT 1 AS x"]), ctx).summary()
     assert "[1] 6 rows, all shown" in both and "\n6\n" in both  # statement lists use the same preview rule
+
+
+def test_the_first_keyword_is_read_past_comments_and_parentheses():
+    from actsagent.tools._sqltext import is_query, is_read
+
+    assert is_read("-- why\nSELECT 1", "postgres") and is_read("/* a */ (SELECT 1)", "sqlite")
+    assert not is_read("/* SELECT */ DELETE FROM t", "postgres") and not is_read(
+        "-- x\nINSERT INTO t VALUES (1)", "sqlite"
+    )
+    assert is_query("WITH x AS (SELECT 1) SELECT * FROM x", "postgres") and not is_query(
+        "CREATE TABLE t (a int)", "postgres"
+    )
