@@ -114,16 +114,9 @@ def run_pass(args: argparse.Namespace, tasks: list[Any], *, cache_mode: str) -> 
     ledger = llm.UsageLedger()
     model = llm.get_chat_model(llm.LLMConfig.from_env())
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from actsagent.reporting import batch_progress
 
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        disable=args.no_progress,
-    ) as bar:
+    with batch_progress(disable=args.no_progress, eta=False) as bar:
         job = bar.add_task(
             f"relay smoke ({cache_mode})", total=len(tasks), completed=len(tasks) - len(pending), info=""
         )

@@ -15,19 +15,17 @@ import json
 import threading
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
 
 from pydantic import BaseModel, Field
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from actsagent.db import Database, DbError, QueryResult, open_database
 from actsagent.errors import ActsagentError, LLMUnavailable, UserError
 from actsagent.guard import Policy, check_sql, rejection_error, run_guarded
-from actsagent.reporting import Report, ReportTable, ResultLog
+from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress, run_in_pool
 from actsagent.safeql import RefineOptions, refine
 
 if TYPE_CHECKING:
@@ -511,33 +509,13 @@ def clean_file(
     pending = log.pending(pairs, lambda p: p.id)
     cleaner = Cleaner(use_llm=use_llm, model=model, mode=mode)
     try:
-        columns = [
-            TextColumn("[bold]clean"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-        ]
-        with (
-            Progress(*columns, console=Console(stderr=True), disable=not progress) as bar,
-            ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="clean") as pool,
-        ):
+        with batch_progress(console=Console(stderr=True), disable=not progress) as bar:
             job = bar.add_task("clean", total=len(pairs), completed=len(pairs) - len(pending), info="")
-            queue = list(pending)
-            running: dict[Future[CleanResult], CleanPair] = {}
             counts: dict[str, int] = {}
-            while queue or running:
-                while queue and len(running) < max(1, workers):
-                    p = queue.pop(0)
-                    running[pool.submit(cleaner.run, p)] = p
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    running.pop(fut)
-                    res = fut.result()
-                    log.append(res.model_dump(mode="json"))
-                    counts[res.verdict] = counts.get(res.verdict, 0) + 1
-                    bar.update(job, advance=1, info=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            for res in run_in_pool(cleaner.run, pending, workers=workers, name="clean"):
+                log.append(res.model_dump(mode="json"))
+                counts[res.verdict] = counts.get(res.verdict, 0) + 1
+                bar.update(job, advance=1, info=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     finally:
         cleaner.close()
     wanted = {p.id for p in pairs}

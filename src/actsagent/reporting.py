@@ -10,11 +10,25 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class ReportTable(BaseModel):
@@ -123,3 +137,39 @@ class ResultLog:
     def pending(self, items: Iterable[Any], key_of) -> list[Any]:
         done = self.done()
         return [it for it in items if str(key_of(it)) not in done]
+
+
+def batch_progress(*, disable: bool = False, console: Console | None = None, eta: bool = True) -> Progress:
+    """The progress bar every batch job shows: its label, the bar, done of total, the current item's
+    ``info`` field, elapsed time and (with ``eta``) the time left."""
+    columns: list[ProgressColumn] = [
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+    ]
+    if eta:
+        columns.append(TimeRemainingColumn())
+    return Progress(*columns, console=console, disable=disable)
+
+
+def run_in_pool(fn: Callable[[T], R], items: Iterable[T], *, workers: int, name: str) -> Iterator[R]:
+    """``fn`` over ``items`` on ``workers`` threads, results in the order they finish.
+
+    At most ``workers`` items are submitted at a time, so a batch that stops (an exception here or in the
+    caller) leaves the rest unstarted, and each result can be logged before the next one is awaited."""
+    workers = max(1, workers)
+    queue = list(items)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name) as pool:
+        running: set[Future[R]] = set()
+        try:
+            while queue or running:
+                while queue and len(running) < workers:
+                    running.add(pool.submit(fn, queue.pop(0)))
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    yield fut.result()
+        finally:
+            for fut in running:
+                fut.cancel()

@@ -32,7 +32,7 @@ from actsagent.birdcritic.runner import (
 )
 from actsagent.birdcritic.scorer import ScoreResult
 from actsagent.birdcritic.tasks import PublicTask
-from actsagent.reporting import Report, ReportTable, ResultLog
+from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress
 
 LOG_FILE = "bench_judge.jsonl"
 STEM = "bench_judge"
@@ -247,16 +247,7 @@ def _run_locked(
     pending = [t for t in tasks if t.instance_id not in finished]
     if pending:
         runner = make_task_runner(task_set, system, pending, root=root)
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(),
-            disable=not progress,
-        ) as bar:
+        with batch_progress(disable=not progress, eta=False) as bar:
             job = bar.add_task(
                 f"judge bench ({system.name})", total=len(tasks), completed=len(tasks) - len(pending), info=""
             )

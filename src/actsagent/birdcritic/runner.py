@@ -15,13 +15,11 @@ import statistics
 import time
 import uuid
 from collections import Counter, defaultdict
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from actsagent.birdcritic.scorer import ScoreResult, ScorerVariant, ScoringKeys, load_scoring_keys, score
 from actsagent.birdcritic.systems import System, SystemOutput
@@ -31,7 +29,7 @@ from actsagent.config import Limits
 from actsagent.db import admin
 from actsagent.db.sandbox import sandbox
 from actsagent.errors import DatabaseUnavailable
-from actsagent.reporting import Report, ReportTable, ResultLog
+from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress, run_in_pool
 
 RESULTS_FILE = "results.jsonl"
 COPY_PREFIX = "bcx_"
@@ -299,37 +297,13 @@ def _run_pool(
 ) -> None:
     done_before = total - len(pending)
     passed = sum(bool(r.get("passed")) for r in log.records())
-    columns = [
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    ]
-    with (
-        Progress(*columns, disable=not progress, transient=False) as bar,
-        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bc-worker") as pool,
-    ):
+    with batch_progress(disable=not progress) as bar:
         job = bar.add_task(f"{runner.system.name}", total=total, completed=done_before, info="")
-        queue = list(pending)
-        running: dict[Any, PublicTask] = {}
-        try:
-            while queue or running:
-                while queue and len(running) < workers:
-                    t = queue.pop(0)
-                    running[pool.submit(runner.run, t)] = t
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    running.pop(fut)
-                    rec = fut.result()  # DatabaseUnavailable and bugs stop the run; finished work is logged
-                    log.append(rec)
-                    passed += bool(rec.get("passed"))
-                    bar.update(job, advance=1, info=f"passed {passed}")
-        except BaseException:
-            for fut in running:
-                fut.cancel()
-            raise
+        # DatabaseUnavailable and bugs stop the run; finished work is logged
+        for rec in run_in_pool(runner.run, pending, workers=workers, name="bc-worker"):
+            log.append(rec)
+            passed += bool(rec.get("passed"))
+            bar.update(job, advance=1, info=f"passed {passed}")
 
 
 # --------------------------------------------------------------------------- summary and plots

@@ -60,12 +60,9 @@ def build_cmd(
         model = get_chat_model()
         if model is None:
             raise UserError("--llm needs a configured LLM (OPENAI_API_KEY / OPENAI_BASE_URL)")
-    database = _open(db)
-    try:
+    with _open(db) as database:
         k = kb.build(database, glossary=glossary, model=model, path=kb_file, replace=replace)
         where = open_store(database, path=kb_file).location
-    finally:
-        database.close()
     summary = {
         "database": k.database,
         "tables": len(k.tables),
@@ -91,11 +88,8 @@ def show_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """Show the descriptions, with where each came from."""
-    database = _open(db)
-    try:
+    with _open(db) as database:
         k = _loaded(database, kb_file)
-    finally:
-        database.close()
     wanted = {t.lower() for t in table or []}
     missing = wanted - {t.name.lower() for t in k.tables}
     if missing:
@@ -129,11 +123,8 @@ def edit_cmd(
     from actsagent import kb
 
     name, _, column = table.partition(".")
-    database = _open(db)
-    try:
+    with _open(db) as database:
         ch = kb.edit_description(database, name, column or None, description, by=by, path=kb_file)
-    finally:
-        database.close()
     console.print(f"[green]edited[/] {escape(ch.target)} (was: {escape(ch.before or '')})")
 
 
@@ -146,11 +137,8 @@ def export_cmd(
     """Export the knowledge base as JSON (tables, columns, relationships, examples, history)."""
     from actsagent.kb import dumps
 
-    database = _open(db)
-    try:
+    with _open(db) as database:
         text = dumps(_loaded(database, kb_file))
-    finally:
-        database.close()
     if out is None:
         typer.echo(text)
     else:
@@ -170,11 +158,8 @@ def context_cmd(
     """Show the schema context retrieval gives a question (what a prompt would see)."""
     from actsagent import kb
 
-    database = _open(db)
-    try:
+    with _open(db) as database:
         ctx = kb.context_for(question, database, budget, evidence=evidence, path=kb_file)
-    finally:
-        database.close()
     if json_out:
         print_json(ctx)
         return
@@ -199,8 +184,7 @@ def add_example_cmd(
     """Add a verified (question, SQL): it must pass the guard and run; similar questions then find its columns."""
     from actsagent import kb
 
-    database = _open(db)
-    try:
+    with _open(db) as database:
         ex = kb.add_example(
             database,
             question,
@@ -208,8 +192,6 @@ def add_example_cmd(
             kb.Provenance(source="user", verified_by=verified_by, reference=reference),
             path=kb_file,
         )
-    finally:
-        database.close()
     if json_out:
         print_json(ex)
     else:
@@ -224,11 +206,8 @@ def examples_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """Review the verified examples and who vouched for them."""
-    database = _open(db)
-    try:
+    with _open(db) as database:
         k = _loaded(database, kb_file)
-    finally:
-        database.close()
     exs = k.examples if all_ else k.active_examples()
     if json_out:
         print_json([e.model_dump(mode="json") for e in exs])
@@ -263,11 +242,8 @@ def retract_cmd(
     """Take a verified example back (kept in the audit trail, no longer used)."""
     from actsagent import kb
 
-    database = _open(db)
-    try:
+    with _open(db) as database:
         kb.retract_example(database, example_id, reason=reason, by=by, path=kb_file)
-    finally:
-        database.close()
     console.print(f"[green]retracted[/] {escape(example_id)}")
 
 
@@ -276,9 +252,6 @@ def undo_cmd(db: str = DbOption, kb_file: Path = KbFileOption) -> None:
     """Reverse the latest change (an edit, an added or a retracted example)."""
     from actsagent import kb
 
-    database = _open(db)
-    try:
+    with _open(db) as database:
         ch = kb.undo(database, path=kb_file)
-    finally:
-        database.close()
     console.print(f"[green]undone[/] {ch.kind} of {escape(ch.target)} ({ch.at})")
