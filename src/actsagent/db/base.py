@@ -11,7 +11,7 @@ from typing import Any, Literal, Self
 from actsagent.config import Limits
 from actsagent.db.catalog import ServerCatalog, catalog_query, parse_catalog
 from actsagent.db.introspect import introspect
-from actsagent.db.results import DbError, ErrorClass, ExecResult
+from actsagent.db.results import Column, DbError, ErrorClass, ExecResult, QueryResult
 from actsagent.db.settings import SessionSettings, as_settings
 from actsagent.errors import UserError
 from actsagent.schema.model import SchemaInfo
@@ -137,6 +137,19 @@ class CappedRows:
         self.size += n
         self.rows.append(row)
         return True
+
+    def result(self, sql: str, columns: list[Column], elapsed_ms: float, status: str) -> QueryResult:
+        """The kept rows as the typed result, saying whether (and by which cap) they were cut."""
+        return QueryResult(
+            sql=sql,
+            columns=columns,
+            rows=[list(r) for r in self.rows],
+            row_count=len(self.rows),
+            truncated=self.truncated is not None,
+            truncated_by=self.truncated,
+            elapsed_ms=elapsed_ms,
+            status=status,
+        )
 
     def row_too_large(self, sql: str, engine: Literal["postgres", "sqlite"], elapsed_ms: float) -> DbError | None:
         """The typed error when the first row alone was over the byte cap (nothing could be kept)."""

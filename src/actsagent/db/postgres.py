@@ -20,7 +20,7 @@ from actsagent.db.base import Database, refuse_nul
 from actsagent.db.classify import classify_postgres
 from actsagent.db.embedded import local_postmaster
 from actsagent.db.pgfetch import DeadlinePassed, fetch, settle
-from actsagent.db.results import Column, DbError, ErrorClass, ExecResult, QueryResult
+from actsagent.db.results import Column, DbError, ErrorClass, ExecResult
 from actsagent.db.settings import SessionSettings, as_settings
 from actsagent.db.watchdog import WATCHDOG
 from actsagent.errors import DatabaseUnavailable
@@ -167,16 +167,7 @@ class PostgresDatabase(Database):
                 if self.settings:
                     conn.execute("RESET ALL")  # a committed SET must not outlive this caller on a pooled session
                     conn.commit()
-            return QueryResult(
-                sql=sql,
-                columns=cols,
-                rows=[list(r) for r in got.rows],
-                row_count=len(got.rows),
-                truncated=got.truncated is not None,
-                truncated_by=got.truncated,
-                elapsed_ms=elapsed,
-                status=got.status,
-            )
+            return got.result(sql, cols, elapsed, got.status)
         except (psycopg.Error, DeadlinePassed) as e:
             elapsed = (time.perf_counter() - start) * 1000
             try:

@@ -13,7 +13,7 @@ from sqlglot import exp
 from actsagent.config import Limits
 from actsagent.db.base import CappedRows, Database, refuse_nul
 from actsagent.db.classify import classify_sqlite
-from actsagent.db.results import Column, DbError, ExecResult, QueryResult
+from actsagent.db.results import Column, DbError, ExecResult
 from actsagent.errors import DatabaseUnavailable, UserError
 
 
@@ -79,16 +79,8 @@ class SqliteDatabase(Database):
                 conn.execute("COMMIT")
             if too_large:
                 return too_large
-            return QueryResult(
-                sql=sql,
-                columns=cols,
-                rows=[list(r) for r in kept.rows],
-                row_count=len(kept.rows),
-                truncated=kept.truncated is not None,
-                truncated_by=kept.truncated,
-                elapsed_ms=(time.perf_counter() - start) * 1000,
-                status=f"SELECT {len(kept.rows)}" if cols else "OK",
-            )
+            elapsed = (time.perf_counter() - start) * 1000
+            return kept.result(sql, cols, elapsed, f"SELECT {len(kept.rows)}" if cols else "OK")
         except (sqlite3.Error, ValueError, OverflowError) as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
