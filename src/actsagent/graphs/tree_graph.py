@@ -843,7 +843,7 @@ def _ask_planner(
                 phase=phase,
                 mode=state["mode"],
                 intent=state["intent"],
-                original_sql=_sql_text(state["original_sql"]),
+                original_sql=statements_text(state["original_sql"]),
                 original_result=state["original_result"],
                 schema_can_inspect=True,
                 **rt.ctx.schema_vars(sql=_planner_sql(state), intent=state["intent"]),
@@ -894,10 +894,6 @@ def _decide(state: TreeState, phase: str, reply: PlannerReply, rt: Runtime) -> N
 def _json(obj: Any) -> str:
     """JSON for prompts: readable SQL (no HTML escaping of < > ' as jinja's tojson does)."""
     return json.dumps(obj, ensure_ascii=False)
-
-
-def _sql_text(sql: str | list[str] | None) -> str:
-    return statements_text(sql)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
                     role="tools",
                     response_model=GeneratedSQL,
                     intent=intent,
-                    original_sql=_text(sql),
+                    original_sql=statements_text(sql),
                     history=history,
                     **rt.ctx.schema_vars(sql=sql_list(sql, current), intent=intent),
                     statement_list=is_statement_list(sql),
@@ -64,7 +64,7 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
             _candidate(state, node, current, last)
             if last.ok:
                 break
-            history.append({"sql": _text(current), "error": last.summary()})
+            history.append({"sql": statements_text(current), "error": last.summary()})
     return _done(state, tree)
 
 
@@ -157,7 +157,3 @@ def _done(state: TreeState, tree: PlanTree) -> TreeState:
     state["tree"] = tree.model_dump(mode="json")
     state["phase"] = "done"
     return state
-
-
-def _text(sql: str | list[str] | None) -> str:
-    return statements_text(sql)
