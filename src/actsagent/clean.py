@@ -189,8 +189,8 @@ def _pair(row: _Row, default_db: str | None, base: Path) -> CleanPair:
         value = next((data[k] for k in names if data.get(k) not in (None, "")), None)
         if value is None and field == "db":
             value = default_db
-        if isinstance(value, str) and value.strip():
-            values[field] = value.strip()
+        if isinstance(value, str) and value.strip(_PLAIN_SPACE):
+            values[field] = value.strip(_PLAIN_SPACE)  # str.strip() would also drop \x0b, \x1c-\x1f, \x85 …
             if _has_surrogates(value):
                 problems.append(f"{field} is not UTF-8 text")
             elif field == "db" and any(ord(c) < 32 for c in value):
@@ -482,6 +482,10 @@ def _table_count(sql: str, dialect: str) -> int:
         # unparsable original: count FROM/JOIN keywords instead
         words = sql.lower().split()
         return words.count("from") + words.count("join")
+
+
+# what a pair's fields lose at their ends: the whitespace the guard accepts, nothing it would refuse
+_PLAIN_SPACE = " \t\r\n\f"
 
 
 def _norm(sql: str) -> str:

@@ -41,3 +41,7 @@ SELECT query FROM pg_stat_activity\x00 -- hidden
 SELECT name FROM customers\x85UNION SELECT rolpassword FROM pg_authid
 -- ----
 SELECT name FROM customers WHERE name = '\x1f' OR pg_sleep(1) IS NULL
+-- ----
+SELECT 1\x0b
+-- ----
+SELECT name FROM customers\x1c
