@@ -33,7 +33,7 @@ from actsagent.graphs.tree import PlanTree
 from actsagent.graphs.tree_graph import TreeState, build_tree_graph, check_plan, initial_state
 from actsagent.graphs.variants import run_regenerate, run_single_shot
 from actsagent.llm.tracing import run_inputs, run_outputs, traced
-from actsagent.tools import ToolContext
+from actsagent.tools import SchemaSource, ToolContext
 from actsagent.tools.run_sql import execute_statements
 from actsagent.tools.verify import Verification
 
@@ -60,18 +60,24 @@ def repair(
     on_event: Callable[[AgentEvent], None] | None = None,
     checkpointer: Any = None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> AgentRun:
     """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree.
 
     ``verify_copies``: may the checks run in disposable copies of ``db`` (``CREATE DATABASE ... TEMPLATE``,
     which ends the database's other sessions)? None: only under the sandbox policy, where ``db`` is itself
     a disposable copy. Checks that need a copy are reported as could-not-run without one.
+
+    ``schema_source``: where the prompts' schema context comes from (``tools.SchemaSource``): ``auto``
+    takes the database's knowledge base when the schema is too large to show whole, ``kb`` always;
+    ``kb_budget`` caps its context in characters (default ``kb.DEFAULT_BUDGET``).
     """
     if not intent or not intent.strip():
         raise UserError("the intent (issue text or question) is empty")
     if mode not in ("tree", "linear", "regenerate", "single_shot"):
         raise UserError(f"unknown mode {mode!r}: use tree, linear, regenerate or single_shot")
-    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies)
+    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
     try:
         return _repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer)
     finally:
@@ -128,6 +134,8 @@ def ask(
     on_event: Callable[[AgentEvent], None] | None = None,
     checkpointer: Any = None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> AgentRun:
     """Write SQL for ``question``, then debug it with the same tree (text-to-SQL)."""
     from actsagent.llm import StructuredOutputError
@@ -135,7 +143,7 @@ def ask(
 
     if not question or not question.strip():
         raise UserError("the question is empty")
-    rt, _notes = _runtime(db, model, policy, budget, interactive, on_event)
+    rt, _notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
     if rt.model is None:
         run = AgentRun(
             status="failed",
@@ -151,8 +159,12 @@ def ask(
     draft: str | list[str] | None = None
     try:
         resp = rt.ctx.complete(
-            "ask_generate", role="tools", response_model=GeneratedSQL, question=question, **rt.ctx.schema_vars()
-        )  # the question alone: the whole schema
+            "ask_generate",
+            role="tools",
+            response_model=GeneratedSQL,
+            question=question,
+            **rt.ctx.schema_vars(intent=question, prune=False),
+        )  # the question alone: the whole listing, or the knowledge base's context for the question
         draft = _clean(resp.parsed.sql)
         rt.emit("note", f"first SQL written from the question: {draft}")
     except StructuredOutputError as e:
@@ -171,6 +183,8 @@ def ask(
         on_event=on_event,
         checkpointer=checkpointer,
         verify_copies=verify_copies,
+        schema_source=rt.ctx.schema_source,
+        kb_budget=kb_budget,
     )
     run.usage.llm_calls += draft_usage.llm_calls
     run.usage.prompt_tokens += draft_usage.prompt_tokens
@@ -193,9 +207,11 @@ def resume(
     on_event: Callable[[AgentEvent], None] | None = None,
     checkpointer: Any = None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> AgentRun:
     """Continue a run paused for clarification with the user's ``answer`` (an option number or words)."""
-    rt, notes = _runtime(db, model, policy, budget, True, on_event, verify_copies)
+    rt, notes = _runtime(db, model, policy, budget, True, on_event, verify_copies, schema_source, kb_budget)
     try:
         return _resume(rt, notes, thread_id, answer, checkpointer)
     finally:
@@ -309,6 +325,8 @@ def _runtime(
     interactive: bool,
     on_event: Callable[[AgentEvent], None] | None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> tuple[Runtime, list[str]]:
     notes: list[str] = []
     if isinstance(model, str):  # a model name: the configured endpoint, that model for every role
@@ -325,7 +343,14 @@ def _runtime(
         model = get_chat_model()
         if model is None:
             notes.append(_NO_LLM_NOTE)
-    ctx = ToolContext(db=db, policy=policy, model=model, verify_copies=verify_copies)
+    try:
+        source = SchemaSource(schema_source)
+    except ValueError:
+        raise UserError(f"unknown schema source {schema_source!r}: use auto, listing or kb") from None
+    ctx = ToolContext(
+        db=db, policy=policy, model=model, verify_copies=verify_copies, schema_source=source, kb_budget=kb_budget
+    )
+    ctx.knowledge_base()  # decided before the run: a missing or damaged knowledge base fails here, not mid-run
     return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive, on_event=on_event), notes
 
 

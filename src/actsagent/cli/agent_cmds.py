@@ -64,6 +64,12 @@ def ask_cmd(
     db: str = DbOption,
     interactive: bool = typer.Option(False, "--interactive", help="ask me when the question is ambiguous"),
     max_nodes: int = typer.Option(24, "--max-nodes", help="node budget of the plan tree"),
+    use_kb: bool = typer.Option(
+        None,
+        "--kb/--no-kb",
+        help="schema context from the knowledge base (built on first use) / always the schema listing; "
+        "default: the knowledge base when one exists and the schema is too large to show whole",
+    ),
     json_out: bool = JsonOption,
 ) -> None:
     """Write SQL for a question, then debug it with the same plan tree."""
@@ -76,6 +82,7 @@ def ask_cmd(
         max_nodes=max_nodes,
         thread=None,
         json_out=json_out,
+        schema_source="auto" if use_kb is None else "kb" if use_kb else "listing",
     )
 
 
@@ -95,6 +102,7 @@ def _run(
     max_nodes: int,
     thread: str | None,
     json_out: bool,
+    schema_source: str = "auto",
 ) -> None:
     from actsagent.demo import open_target
     from actsagent.graphs.models import Budget
@@ -103,7 +111,12 @@ def _run(
     database = open_target(db_target, writable=sandbox)
     budget = Budget(max_nodes=max_nodes)
     on_event = None if json_out else _print_event
-    kwargs: dict[str, Any] = {"budget": budget, "interactive": interactive and not json_out, "on_event": on_event}
+    kwargs: dict[str, Any] = {
+        "budget": budget,
+        "interactive": interactive and not json_out,
+        "on_event": on_event,
+        "schema_source": schema_source,
+    }
     if mode != "tree":
         kwargs["mode"] = mode
     if thread:
@@ -126,7 +139,9 @@ def _run(
                 for i, o in enumerate(q.options, 1):
                     console.print(f"  {i}. {escape(o)}")
                 answer = typer.prompt("your answer (a number or your own words)")
-                run = _agent().resume(run.thread_id, answer, database, budget=budget, on_event=on_event)
+                run = _agent().resume(
+                    run.thread_id, answer, database, budget=budget, on_event=on_event, schema_source=schema_source
+                )
     finally:
         database.close()
     if json_out:

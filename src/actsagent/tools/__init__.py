@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from actsagent.tools._context import NoModelError, ToolContext, ToolInputError, Usage, UsageMeter
+from actsagent.tools._context import NoModelError, SchemaSource, ToolContext, ToolInputError, Usage, UsageMeter
 from actsagent.tools._results import ExecSummary
 from actsagent.tools.detect_ambiguities import (
     Ambiguity,
@@ -112,6 +112,7 @@ __all__ = [
     "RunSqlOutput",
     "SafeqlRefineInput",
     "SafeqlRefineOutput",
+    "SchemaSource",
     "SplitAndFixInput",
     "SplitAndFixOutput",
     "ToolContext",
