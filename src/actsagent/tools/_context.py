@@ -147,9 +147,10 @@ class ToolContext:
 
         retriever = self.knowledge_base() if intent and intent.strip() else None
         if retriever is not None:
+            from actsagent.kb import DEFAULT_BUDGET
+
             named = sql_tables(sql, self.db.dialect) if sql else set()
-            budget = {"budget_chars": self.kb_budget} if self.kb_budget else {}
-            ctx = retriever.retrieve(intent or "", tables=named, **budget)
+            ctx = retriever.retrieve(intent or "", budget_chars=self.kb_budget or DEFAULT_BUDGET, tables=named)
             return {**ctx.prompt_vars(), "schema_source": SchemaSource.KB.value}
         if not prune:
             sql = intent = None  # nothing named: the listing shows the whole database
