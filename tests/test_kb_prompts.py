@@ -151,3 +151,25 @@ def test_a_given_retriever_is_used_and_bad_settings_are_refused(large, tmp_path)
         ask(QUESTION, large, model=recorder([]), schema_source="everything")
     with pytest.raises(UserError, match="at least 200"):
         ask(QUESTION, large, model=recorder([]), kb_budget=50)
+
+
+def test_ask_cli_kb_flag_turns_the_knowledge_base_on_and_off(small, monkeypatch):
+    from test_bench_ask import script_for
+    from typer.testing import CliRunner
+
+    import actsagent.llm
+    from actsagent.cli import app
+
+    seen: list[str] = []
+    monkeypatch.setattr(
+        actsagent.llm, "get_chat_model", lambda *a, **k: ScriptedChatModel(script_for({QUESTION: ANSWER}, seen))
+    )
+    res = CliRunner().invoke(app, ["ask", QUESTION, "--db", str(small.path), "--kb", "--json"])
+    assert res.exit_code == 0, res.output
+    with_schema = [s for s in seen if "Table mbr" in s]
+    assert len(with_schema) >= 2 and all(KB_HEADER in s for s in with_schema)  # the draft and the tree's prompts
+    assert default_file(small).is_file()  # built on first use
+    seen.clear()
+    res = CliRunner().invoke(app, ["ask", QUESTION, "--db", str(small.path), "--no-kb", "--json"])
+    assert res.exit_code == 0, res.output
+    assert seen and not any(KB_HEADER in s for s in seen)
