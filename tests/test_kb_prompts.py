@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from agent_scripts import scores, user_text
 from engines import sqlite_file
+from test_kb import CLUB  # the club database with obscure names (mbr, cntry, evt, ...)
 
 from actsagent import kb
 from actsagent.agent import ask
@@ -25,22 +26,6 @@ from actsagent.tools import (
     run_sql,
 )
 
-CLUB = [
-    "CREATE TABLE mjr (mjr_id TEXT PRIMARY KEY, mjr_nm TEXT, dept TEXT)",
-    "CREATE TABLE mbr (mbr_id TEXT PRIMARY KEY, fnm TEXT, lnm TEXT, cntry TEXT, lnk_mjr TEXT REFERENCES mjr(mjr_id))",
-    "CREATE TABLE evt (evt_id TEXT PRIMARY KEY, evt_nm TEXT, evt_dt TEXT, sts TEXT)",
-    "CREATE TABLE att (lnk_evt TEXT REFERENCES evt(evt_id), lnk_mbr TEXT REFERENCES mbr(mbr_id))",
-    "CREATE TABLE bdg (bdg_id TEXT PRIMARY KEY, ctgry TEXT, amt INTEGER, lnk_evt TEXT REFERENCES evt(evt_id))",
-    "CREATE TABLE k12 (k12_id INTEGER PRIMARY KEY, cnt_k12 INTEGER)",
-    "INSERT INTO mjr VALUES ('m1', 'Physics', 'Science Department'), ('m2', 'Art History', 'Art and Design Department')",
-    "INSERT INTO mbr VALUES ('p1', 'Angela', 'Sanders', 'Norway', 'm1'), ('p2', 'Luisa', 'Guidi', 'Italy', 'm2'), "
-    "('p3', 'Phillip', 'Cullen', 'Norway', 'm1')",
-    "INSERT INTO evt VALUES ('e1', 'April Speaker', '2019-04-02', 'Closed'), ('e2', 'Laugh Out Loud', '2019-10-11', "
-    "'Open')",
-    "INSERT INTO att VALUES ('e1', 'p1'), ('e1', 'p2'), ('e2', 'p3')",
-    "INSERT INTO bdg VALUES ('b1', 'Food', 120, 'e1'), ('b2', 'Advertisement', 50, 'e1'), ('b3', 'Food', 80, 'e2')",
-    "INSERT INTO k12 VALUES (1, 300), (2, 410)",
-]
 # four unrelated tables make it ten: too large to show whole (tools._schema_context.SMALL_TABLES)
 EXTRA = [
     "CREATE TABLE wthr_lg (lg_id INTEGER PRIMARY KEY, obs_dt TEXT, rnfl_mm REAL, tmp_c REAL)",
