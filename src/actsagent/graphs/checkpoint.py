@@ -61,8 +61,9 @@ def postgres_checkpointer(url: str, schema: str) -> Any:
     )
     saver = PostgresSaver(pool)
     try:
-        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"actsagent checkpoints {schema}"])
+        # a session lock, outside any transaction: the migrations' CREATE INDEX CONCURRENTLY waits for open ones
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"actsagent checkpoints {schema}"])
             saver.setup()
     except BaseException:
         pool.close()
