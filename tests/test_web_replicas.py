@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,10 +21,11 @@ import httpx
 import psycopg
 import pytest
 from copilot_script import REVENUE_PAID
+from test_web_turns import one_turn_starts
 
 import actsagent
 from actsagent.demo import ensure_demo
-from actsagent.web.store import INTERRUPTED_TEXT, PG_SCHEMA, ConversationBusy, open_store
+from actsagent.web.store import INTERRUPTED_TEXT, PG_SCHEMA, open_store
 
 TESTS = Path(__file__).parent
 SRC = str(Path(actsagent.__file__).parents[1])
@@ -177,25 +177,10 @@ def test_postgres_stores_keep_one_running_turn_and_end_a_stopped_replicas_turns(
         stores = list(pool.map(lambda _: open_store(url, lease_s=60), range(2)))
     try:
         cid = stores[0].create_conversation("race").id
-        barrier = threading.Barrier(20)
-
-        def start(i: int) -> tuple[int, str] | None:
-            barrier.wait()
-            try:
-                return i % 2, stores[i % 2].add_turn(cid, "run", sql="SELECT 1").id
-            except ConversationBusy:
-                return None
-
-        with ThreadPoolExecutor(20) as pool:
-            started = [t for t in pool.map(start, range(20)) if t]
-        assert len(started) == 1
-        with pytest.raises(ConversationBusy):
-            stores[1].delete_conversation(cid)
-        with pytest.raises(KeyError):
-            stores[0].add_turn("no-such-conversation", "run")
+        which, running = one_turn_starts(stores, cid)
         # both replicas beat: a sweep ends nothing; one stops, and the other ends its turn at once
         assert stores[0].mark_interrupted() == stores[1].mark_interrupted() == 0
-        (which, running), other = started[0], stores[1 - started[0][0]]
+        other = stores[1 - which]
         assert other.get_turn(running).status == "running"
         stopped = open_store(url, lease_s=60)
         turn = stopped.add_turn(stopped.create_conversation("left").id, "ask", question="q")

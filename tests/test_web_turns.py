@@ -22,7 +22,7 @@ from actsagent.web.flow import Step
 from actsagent.web.limits import MAX_CELL_CHARS, MAX_MESSAGE_CHARS, MAX_PREVIEW_BYTES, MAX_TEXT_CHARS
 from actsagent.web.models import PlanNode, PlanTree
 from actsagent.web.runner import TurnRunner, record
-from actsagent.web.store import ConversationBusy
+from actsagent.web.store import ConversationBusy, ConversationStore
 from actsagent.web.store_sqlite import SqliteStore
 
 BUSY = {"detail": "An answer is still being worked out in this conversation."}
@@ -70,16 +70,15 @@ def test_twenty_simultaneous_posts_start_exactly_one_turn(pg_db_factory, tmp_pat
         assert c.post(f"/api/conversations/{cid}/sql", json={"sql": "SELECT 1 AS one"}).status_code == 202
 
 
-def test_stores_sharing_one_file_start_one_turn_between_them(tmp_path):
-    path = tmp_path / "c.sqlite"
-    stores = [SqliteStore(path), SqliteStore(path)]  # two connections, as two processes would have
-    cid = stores[0].create_conversation("race").id
+def one_turn_starts(stores: list[ConversationStore], cid: str) -> tuple[int, str]:
+    """Twenty requests at once on two stores of one conversation: exactly one starts a turn, which then blocks
+    deleting the conversation; returns which store started it, and the turn's id."""
     barrier = threading.Barrier(20)
 
-    def start(i: int) -> str | None:
+    def start(i: int) -> tuple[int, str] | None:
         barrier.wait()
         try:
-            return stores[i % 2].add_turn(cid, "run", sql="SELECT 1").id
+            return i % 2, stores[i % 2].add_turn(cid, "run", sql="SELECT 1").id
         except ConversationBusy:
             return None
 
@@ -88,11 +87,19 @@ def test_stores_sharing_one_file_start_one_turn_between_them(tmp_path):
     assert len(started) == 1
     with pytest.raises(ConversationBusy):
         stores[1].delete_conversation(cid)
-    assert stores[1].end_if_running(started[0], "done")
-    turn = stores[1].add_turn(cid, "run", sql="SELECT 2")
-    assert (turn.index, turn.status) == (1, "running")
     with pytest.raises(KeyError):
         stores[0].add_turn("no-such-conversation", "run")
+    return started[0]
+
+
+def test_stores_sharing_one_file_start_one_turn_between_them(tmp_path):
+    path = tmp_path / "c.sqlite"
+    stores = [SqliteStore(path), SqliteStore(path)]  # two connections, as two processes would have
+    cid = stores[0].create_conversation("race").id
+    _, started = one_turn_starts(stores, cid)
+    assert stores[1].end_if_running(started, "done")
+    turn = stores[1].add_turn(cid, "run", sql="SELECT 2")
+    assert (turn.index, turn.status) == (1, "running")
 
 
 def test_a_paused_turn_is_resumed_once_and_never_beside_another(tmp_path):
