@@ -138,6 +138,9 @@ class ChatSession:
             if answer is None:
                 self.console.print("[yellow]no answer: the run stays paused[/]")
                 return status
+            if not self.store.claim_turn(turn.id):  # the run is the store's to resume: answered elsewhere meanwhile
+                self.console.print("[yellow]this question was answered elsewhere meanwhile[/]")
+                return status
             steps = self.flow.resume(answer, thread_id=tid, question=question)
 
     def _ask_clarification(self, ev: WebEvent) -> str | None:

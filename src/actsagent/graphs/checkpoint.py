@@ -1,4 +1,5 @@
-"""Where runs are persisted: a SQLite checkpointer (langgraph-checkpoint-sqlite) in ACTSAGENT_HOME.
+"""Where runs are persisted: a SQLite checkpointer (langgraph-checkpoint-sqlite) in ACTSAGENT_HOME, or
+PostgreSQL (langgraph-checkpoint-postgres) for copilot replicas that share one store.
 
 Every super-step of a run is saved under its thread id, so an interrupted run (a crash, a
 provider outage, a pause for clarification) continues from its last completed node.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -32,3 +34,38 @@ def get_checkpointer(path: str | Path | None = None) -> SqliteSaver:
             saver.setup()
             _savers[p] = saver
         return _savers[p]
+
+
+def postgres_checkpointer(url: str, schema: str) -> Any:
+    """A PostgresSaver (langgraph-checkpoint-postgres) over a pool of connections to ``url`` whose tables live in
+    ``schema`` (which must exist): every replica of the copilot sees every run's checkpoints. Its tables are made
+    under an advisory lock, so replicas starting at once do not race. Close it with ``saver.conn.close()``."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import DictRow, dict_row
+    from psycopg_pool import ConnectionPool
+
+    pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
+        url,
+        connection_class=psycopg.Connection[DictRow],
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            "options": f"-c search_path={schema}",
+        },
+        min_size=1,
+        max_size=8,
+        name="actsagent-checkpoints",
+        open=True,
+    )
+    saver = PostgresSaver(pool)
+    try:
+        # a session lock, outside any transaction: the migrations' CREATE INDEX CONCURRENTLY waits for open ones
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"actsagent checkpoints {schema}"])
+            saver.setup()
+    except BaseException:
+        pool.close()
+        raise
+    return saver

@@ -103,9 +103,10 @@ def page_node(n: AgentNode) -> PlanNode:
 class AgentBridge:
     """Streams a run of the agent (tree mode, interactive so ambiguities come back as questions)."""
 
-    def __init__(self, model: Any = None, *, mode: str = "tree") -> None:
+    def __init__(self, model: Any = None, *, mode: str = "tree", checkpointer: Any = None) -> None:
         self.model = model
         self.mode = mode
+        self.checkpointer = checkpointer  # None: the agent's own (a local file); replicas share one in PostgreSQL
 
     @property
     def has_llm(self) -> bool:
@@ -129,7 +130,15 @@ class AgentBridge:
         from actsagent.agent import stream
 
         for ev in stream(
-            intent, sql, db, ask=sql is None, mode=self.mode, model=self.model, interactive=True, thread_id=thread_id
+            intent,
+            sql,
+            db,
+            ask=sql is None,
+            mode=self.mode,
+            model=self.model,
+            interactive=True,
+            thread_id=thread_id,
+            checkpointer=self.checkpointer,
         ):
             yield to_bridge_event(ev)
 
@@ -137,7 +146,7 @@ class AgentBridge:
         """Continue a run paused on a clarification; its steps stream like a fresh run's."""
         from actsagent.agent import stream_resume
 
-        for ev in stream_resume(thread_id, answer, db, model=self.model):
+        for ev in stream_resume(thread_id, answer, db, model=self.model, checkpointer=self.checkpointer):
             yield to_bridge_event(ev)
 
 
