@@ -396,7 +396,7 @@ def _to_run(
         result=result,
         verdict=verdict,
         tree=tree,
-        usage=RunUsage.model_validate({k: c.get(k, 0) for k in RunUsage.model_fields}),
+        usage=RunUsage.model_validate({k: v for k, v in c.items() if k in RunUsage.model_fields}),
         framework_ms=max(0.0, wall - llm_this_call),
         wall_ms=wall,
         timings={

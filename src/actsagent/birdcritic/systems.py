@@ -122,7 +122,7 @@ class AgentSystem:
         return SystemOutput(
             pred_sqls=list(run.final_sql_statements),
             llm_calls=run.usage.llm_calls,
-            tokens=run.usage.tokens,
+            tokens=run.usage.total_tokens,
             cost_usd=run.usage.cost_usd,
             notes=[f"agent status: {run.status}", *[n[:300] for n in run.notes[:5]]],
             trace=run,

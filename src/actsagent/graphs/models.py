@@ -11,7 +11,7 @@ from actsagent.db import DbError, QueryResult
 from actsagent.errors import UserError
 from actsagent.graphs.candidates import CandidateStatus
 from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
-from actsagent.tools._context import Usage
+from actsagent.llm.usage import RunUsage
 from actsagent.tools.checks import CheckPlan
 from actsagent.tools.verify import Verification, check_lines
 
@@ -65,9 +65,6 @@ class PlannerReply(BaseModel):
     add: list[Addition] = Field(default_factory=list, description="new nodes under existing ones")
     cursor: str | None = Field(default=None, description="id of the pending node to execute next")
     stop: bool = Field(default=False, description="give up: no promising alternative remains")
-
-
-RunUsage = Usage  # a run's totals are the same record as a node's
 
 
 class Clarification(BaseModel):
