@@ -9,14 +9,19 @@ flagged so the runner refuses it outside validation.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from actsagent.birdcritic.tasks import BASELINE_FILES, PublicTask, data_dir
 from actsagent.db.base import Database
 from actsagent.errors import UserError
+
+if TYPE_CHECKING:
+    from actsagent.graphs.models import AgentEvent
 
 
 class SystemOutput(BaseModel):
@@ -101,7 +106,8 @@ def baseline_models(root: Path | None = None) -> list[str]:
 class AgentSystem:
     """The ACTS agent (tree, linear, regenerate) or single-shot repair, through ``actsagent.agent.repair``.
 
-    All modes share one LLM configuration (the agent's), so comparisons are fair.
+    All modes share one LLM configuration (the agent's), so comparisons are fair. ``on_event`` (the runner's
+    progress display) gets each of the agent's events with the id of the task it belongs to.
     """
 
     def __init__(self, mode: str, model: Any = None) -> None:
@@ -109,6 +115,7 @@ class AgentSystem:
 
         self.mode = mode_of(mode)
         self.model = model
+        self.on_event: Callable[[str, AgentEvent], None] | None = None
         self.name = f"acts:{mode}" if mode != "single_shot" else "single_shot"
         if isinstance(model, str) and model:
             self.name += f"@{model}"
@@ -118,7 +125,9 @@ class AgentSystem:
         from actsagent.guard import Policy
 
         sql: str | list[str] = list(task.issue_sql) if len(task.issue_sql) > 1 else join_statements(task.issue_sql)
-        run = repair(task.query, sql, db, mode=self.mode, model=self.model, policy=Policy.sandbox())
+        see = self.on_event
+        on_event = None if see is None else partial(see, task.instance_id)
+        run = repair(task.query, sql, db, mode=self.mode, model=self.model, policy=Policy.sandbox(), on_event=on_event)
         return SystemOutput(
             pred_sqls=list(run.final_sql_statements),
             llm_calls=run.usage.llm_calls,
