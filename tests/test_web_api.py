@@ -321,7 +321,7 @@ def test_a_pending_clarification_survives_a_restart(demo_db, tmp_path):
 def test_agent_events_are_typed_and_carry_the_tree_as_it_stood():
     from pydantic import ValidationError
 
-    from actsagent.graphs.models import NodeEndEvent
+    from actsagent.graphs.models import NodeEvent
     from actsagent.graphs.runtime import Runtime
     from actsagent.graphs.tree import NodeSpec, PlanTree
     from actsagent.tools import ToolContext
@@ -336,7 +336,7 @@ def test_agent_events_are_typed_and_carry_the_tree_as_it_stood():
     rt.emit("node_end", "generate_sql refuted", "n1", tree=tree)
     tree.nodes["n2"].status = "accepted"  # the run goes on changing its tree: the event keeps the one it sent
     (ev,) = events
-    assert isinstance(ev, NodeEndEvent) and ev.node is not None and ev.node.status == "refuted"
+    assert isinstance(ev, NodeEvent) and ev.type == "node_end" and ev.node is not None and ev.node.status == "refuted"
     assert ev.tree.nodes["n2"].status == "pending"
     with pytest.raises(ValidationError, match="summary"):  # a key the kind lacks is refused where it is sent
         rt.emit("node_end", "generate_sql refuted", "n1", tree=tree, summary="nothing reads this")

@@ -139,12 +139,10 @@ class PlanEvent(_TreeEvent):
     text: str = ""  # the tree and the checks as text, for a terminal
 
 
-class NodeStartEvent(_TreeEvent):
-    type: Literal["node_start"] = "node_start"
+class NodeEvent(_TreeEvent):
+    """A node started (the tree's cursor is on it) or ended (its status, output and usage are on it)."""
 
-
-class NodeEndEvent(_TreeEvent):
-    type: Literal["node_end"] = "node_end"
+    type: Literal["node_start", "node_end"]
 
 
 class CandidateEvent(_Event):
@@ -165,11 +163,9 @@ class ClarifyEvent(_Event):
 
 
 class NoteEvent(_Event):
-    type: Literal["note"] = "note"
+    """A line for people: what the planner decided, a resumed run (``note``), a provider that failed (``error``)."""
 
-
-class ErrorEvent(_Event):
-    type: Literal["error"] = "error"
+    type: Literal["note", "error"]
 
 
 class FinalEvent(_Event):
@@ -180,7 +176,7 @@ class FinalEvent(_Event):
 
 
 AgentEvent = Annotated[
-    PlanEvent | NodeStartEvent | NodeEndEvent | CandidateEvent | ClarifyEvent | NoteEvent | ErrorEvent | FinalEvent,
+    PlanEvent | NodeEvent | CandidateEvent | ClarifyEvent | NoteEvent | FinalEvent,
     Field(discriminator="type"),
 ]
 EventType = Literal["plan", "node_start", "node_end", "candidate", "clarify", "note", "error", "final"]

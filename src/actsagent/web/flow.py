@@ -20,7 +20,7 @@ from actsagent.db.base import Database
 from actsagent.db.results import DbError, ErrorClass, QueryResult
 from actsagent.demo import open_target
 from actsagent.errors import ActsagentError, DatabaseUnavailable, LLMUnavailable
-from actsagent.graphs.models import AgentEvent, NodeEndEvent, NodeStartEvent, PlanEvent
+from actsagent.graphs.models import AgentEvent, NodeEvent, PlanEvent
 from actsagent.graphs.tree import PlanTree
 from actsagent.web.agent_bridge import AgentBridge, FinalView, final_view
 from actsagent.web.answer import Answerer
@@ -257,7 +257,7 @@ class Flow:
 
 def agent_step(ev: AgentEvent) -> Step:
     """One of the agent's events as a step of the turn: its own fields as data, the tree it changed apart."""
-    tree = ev.tree if isinstance(ev, PlanEvent | NodeStartEvent | NodeEndEvent) else None
+    tree = ev.tree if isinstance(ev, PlanEvent | NodeEvent) else None
     data = ev.model_dump(mode="json", exclude={"type", "node_id", "message", "tree", "run"})
     return Step(type=ev.type, node_id=ev.node_id, message=ev.message, data=data, tree=tree)
 
