@@ -28,9 +28,13 @@ def test_no_llm_syntax_error_gets_clause_localisation(pg_db):
 def test_no_llm_working_query_passes_through(pg_db):
     events = list(stream("all customer names", "SELECT name FROM customers ORDER BY name", pg_db))
     assert next(e.type for e in events) == "plan" and events[-1].type == "final"
-    run = events[-1].data["run"]
-    assert run["status"] == "best_effort" and run["final_sql"] == "SELECT name FROM customers ORDER BY name"
-    assert [n["tool"] for n in run["tree"]["nodes"].values()] == ["run_sql", "generate_sql"]
+    run = events[-1].run
+    assert run.status == "best_effort" and run.final_sql == "SELECT name FROM customers ORDER BY name"
+    assert [n.tool for n in run.tree.nodes.values()] == ["run_sql", "generate_sql"]
+    # each node's start and end carry the tree as it then stood: the run's later changes are not in it
+    ends = [e for e in events if e.type == "node_end"]
+    assert [e.node.status for e in ends] == ["done", "accepted"]
+    assert ends[0].tree.nodes[ends[1].node_id].status == "pending"
 
 
 def test_ask_without_llm_says_it_needs_one(pg_db):

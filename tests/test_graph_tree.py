@@ -173,9 +173,7 @@ def test_figure3_rollback_after_refuted_branch_then_success(bookings_db):
     assert run.usage.llm_calls == len(model.calls)
     assert {e.type for e in events} >= {"plan", "node_start", "node_end", "candidate", "final"}
     plan_event = next(e for e in events if e.type == "plan")
-    assert (
-        "detect_ambiguities" in plan_event.data["text"] and plan_event.data["tree"][0]["tool"] == "detect_ambiguities"
-    )
+    assert "detect_ambiguities" in plan_event.text and plan_event.tree.nodes["n0"].tool == "detect_ambiguities"
     text = tree.render_text()
     assert "↩" in text and "★" in text and "hypothesis" in text
     assert run.model_dump_json()  # JSON-serialisable

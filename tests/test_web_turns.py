@@ -16,11 +16,11 @@ from fastapi.testclient import TestClient
 from web_server import LiveServer
 
 from actsagent.config import Limits
+from actsagent.graphs.tree import PlanNode, PlanTree
 from actsagent.web import create_app
 from actsagent.web.app import event_stream_lines
 from actsagent.web.flow import Step
 from actsagent.web.limits import MAX_CELL_CHARS, MAX_MESSAGE_CHARS, MAX_PREVIEW_BYTES, MAX_TEXT_CHARS
-from actsagent.web.models import PlanNode, PlanTree
 from actsagent.web.runner import TurnRunner, record
 from actsagent.web.store import ConversationBusy, ConversationStore
 from actsagent.web.store_sqlite import SqliteStore
@@ -229,9 +229,10 @@ def test_every_step_is_cut_to_size_before_it_is_stored(tmp_path):
     store = SqliteStore(tmp_path / "c.sqlite")
     cid = store.create_conversation("c").id
     turn = store.add_turn(cid, "repair", sql="SELECT 1")
-    tree = PlanTree(
-        nodes={"n0": PlanNode(id="n0", label="L" * 50_000, detail="D" * 1_000_000, sql="S" * 500_000)}, roots=["n0"]
+    node = PlanNode(
+        id="n0", tool="generate_sql", description="L" * 50_000, summary="D" * 1_000_000, output={"sql": "S" * 500_000}
     )
+    tree = PlanTree(nodes={"n0": node}, root="n0")
     huge = Step(
         type="node_end",
         node_id="n0",
@@ -248,7 +249,8 @@ def test_every_step_is_cut_to_size_before_it_is_stored(tmp_path):
     assert ev.data["list"][1000] == "… [9,000 more entries cut]"
     assert ev.data["rows"][0][0] == "v" * 100_000 and "more entries cut]" in ev.data["rows"][-1]  # the budget ran out
     node = ev.tree.nodes["n0"]
-    assert len(node.label) < 1_100 and len(node.detail) < 4_100 and len(node.sql) < MAX_TEXT_CHARS + 100
+    assert len(node.description) < 1_100 and len(node.summary) < 4_100
+    assert node.output is not None and len(node.output["sql"]) < MAX_TEXT_CHARS + 100
     assert max(_stored_sizes(store)) < 1_300_000
     finished = store.get_turn(turn.id)
     assert finished.status == "done" and len(finished.final_sql) < MAX_TEXT_CHARS + 100

@@ -27,7 +27,7 @@ from langgraph.types import Command
 from actsagent.db import Database, DbError, QueryResult
 from actsagent.errors import LLMUnavailable, UserError
 from actsagent.graphs.checkpoint import get_checkpointer
-from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, RunUsage
+from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, RunUsage, mode_of
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.tree import PlanTree
 from actsagent.graphs.tree_graph import TreeState, build_tree_graph, check_plan, initial_state
@@ -75,8 +75,7 @@ def repair(
     """
     if not intent or not intent.strip():
         raise UserError("the intent (issue text or question) is empty")
-    if mode not in ("tree", "linear", "regenerate", "single_shot"):
-        raise UserError(f"unknown mode {mode!r}: use tree, linear, regenerate or single_shot")
+    mode = mode_of(mode)
     rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
     try:
         return _repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer)
@@ -116,7 +115,7 @@ def _repair(
         )
         paused = None
     run = _to_run(rt, state, tid, notes, paused, t0, llm0)
-    rt.emit("final", run.status, run.final_node, status=run.status, final_sql=run.final_sql)
+    rt.emit("final", run.status, run.final_node, run=run)
     return run
 
 
@@ -154,7 +153,7 @@ def ask(
                 "use `repair` with your own SQL for the LLM-free path"
             ],
         )
-        rt.emit("final", run.status, None, status=run.status)
+        rt.emit("final", run.status, run.final_node, run=run)
         return run
     draft: str | list[str] | None = None
     try:
@@ -170,6 +169,7 @@ def ask(
     except StructuredOutputError as e:
         rt.emit("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
     draft_usage = rt.ctx.meter.total.model_copy()
+    inner = None if on_event is None else lambda ev: None if ev.type == "final" else on_event(ev)  # final: below
     run = repair(
         question,
         draft,
@@ -180,18 +180,15 @@ def ask(
         budget=budget,
         interactive=interactive,
         thread_id=thread_id,
-        on_event=on_event,
+        on_event=inner,
         checkpointer=checkpointer,
         verify_copies=verify_copies,
         schema_source=rt.ctx.schema_source,
         kb_budget=kb_budget,
     )
-    run.usage.llm_calls += draft_usage.llm_calls
-    run.usage.prompt_tokens += draft_usage.prompt_tokens
-    run.usage.completion_tokens += draft_usage.completion_tokens
-    run.usage.cost_usd += draft_usage.cost_usd
-    run.usage.llm_ms += draft_usage.llm_ms
+    run.usage.add(draft_usage)
     run.notes.insert(0, f"drafted from the question: {draft}" if draft else "no first draft")
+    rt.emit("final", run.status, run.final_node, run=run)
     return run
 
 
@@ -237,14 +234,14 @@ def _resume(rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpoi
         notes.append(f"LLM provider failed: {e}; rerun resume to continue")
         paused = None
     run = _to_run(rt, state, thread_id, notes, paused, t0, llm0)
-    rt.emit("final", run.status, run.final_node, status=run.status, final_sql=run.final_sql)
+    rt.emit("final", run.status, run.final_node, run=run)
     return run
 
 
 def stream(intent: str, sql: str | list[str] | None, db: Database, **kwargs: Any) -> Iterator[AgentEvent]:
     """Run ``repair`` (or ``ask`` when ``sql`` is None and ``ask=True``) and yield events as nodes run.
 
-    The last event is ``final`` with the whole run in ``data["run"]``; an exception in the run is
+    The last event is ``final`` with the whole run in ``run``; an exception in the run is
     re-raised here after the events that preceded it.
     """
     use_ask = kwargs.pop("ask", False)
@@ -263,23 +260,17 @@ def stream_resume(thread_id: str, answer: str, db: Database, **kwargs: Any) -> I
 def _stream_call(
     call: Callable[[Callable[[AgentEvent], None]], AgentRun], user_cb: Callable[[AgentEvent], None] | None
 ) -> Iterator[AgentEvent]:
-    """Run ``call(on_event)`` in a thread; yield its events as they come, then ``final`` with the run."""
+    """Run ``call(on_event)`` in a thread and yield its events as they come (the last is ``final``, the run)."""
     q: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
 
     def sink(ev: AgentEvent) -> None:
         if user_cb:
             user_cb(ev)
-        if ev.type != "final":
-            q.put(ev)
+        q.put(ev)
 
     def work() -> None:
         try:
-            run = call(sink)
-            q.put(
-                AgentEvent(
-                    type="final", node_id=run.final_node, message=run.status, data={"run": run.model_dump(mode="json")}
-                )
-            )
+            call(sink)
         except BaseException as e:  # re-raised in the consumer's thread
             q.put(e)
         finally:
@@ -430,7 +421,7 @@ def _to_run(
         result=result,
         verdict=verdict,
         tree=tree,
-        usage=RunUsage.model_validate({k: c.get(k, 0) for k in RunUsage.model_fields}),
+        usage=RunUsage.model_validate({k: v for k, v in c.items() if k in RunUsage.model_fields}),
         framework_ms=max(0.0, wall - llm_this_call),
         wall_ms=wall,
         timings={

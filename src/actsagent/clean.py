@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict, get_args
 
 from pydantic import BaseModel, Field
 from rich.console import Console
@@ -31,7 +31,8 @@ from actsagent.safeql import RefineOptions, refine
 if TYPE_CHECKING:
     from actsagent.graphs.models import Mode
 
-Verdict = Literal["kept", "repaired", "rejected"]
+PairVerdict = Literal["kept", "repaired", "rejected"]  # what cleaning decided for one pair (not the judge's Verdict)
+PAIR_VERDICTS: tuple[PairVerdict, ...] = get_args(PairVerdict)
 # Without an LLM nothing checks meaning, so a SafeQL repair is accepted only when every edit is a
 # lexical fix: a rename of a column, table, function or literal to a near-identical spelling (string
 # similarity and embedding distance; "nme"->"name" passes, "shipments"->"orders" does not), on the
@@ -56,7 +57,7 @@ class CleanResult(BaseModel):
     question: str
     db: str
     original_sql: str
-    verdict: Verdict
+    verdict: PairVerdict
     reason: str | None = None
     repaired_sql: str | None = None
     method: Literal["execution", "safeql", "agent", "none"] = "execution"
@@ -543,7 +544,7 @@ def _verdict_log(out: Path, input_path: Path) -> ResultLog:
                 rec = json.loads(line)
             except (ValueError, RecursionError):
                 rec = None
-            if not (isinstance(rec, dict) and "id" in rec and rec.get("verdict") in ("kept", "repaired", "rejected")):
+            if not (isinstance(rec, dict) and "id" in rec and rec.get("verdict") in PAIR_VERDICTS):
                 raise UserError(f"{out} holds something other than verdicts (line {no}): give --out another file")
     try:
         return ResultLog(out, key="id")
@@ -553,7 +554,7 @@ def _verdict_log(out: Path, input_path: Path) -> ResultLog:
 
 def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_llm: bool, workers: int) -> Report:
     n = len(records)
-    by = {v: [r for r in records if r.get("verdict") == v] for v in ("kept", "repaired", "rejected")}
+    by = {v: [r for r in records if r.get("verdict") == v] for v in PAIR_VERDICTS}
     reasons: dict[str, int] = {}
     for r in by["rejected"]:
         key = (r.get("reason") or "").split(":", 1)[0]

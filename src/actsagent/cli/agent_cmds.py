@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
@@ -11,7 +11,8 @@ from rich.markup import escape
 from actsagent.cli._common import DbOption, JsonOption, console, err_console, print_json, rows_table
 from actsagent.errors import UserError
 
-_MODES = ("tree", "linear", "regenerate", "single_shot")
+if TYPE_CHECKING:
+    from actsagent.graphs.models import AgentEvent
 
 
 def register(app: typer.Typer) -> None:
@@ -34,8 +35,9 @@ def repair_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """Repair a faulty SQL so it does what the intent says; prints the plan tree with its evidence."""
-    if mode not in _MODES:
-        raise UserError(f"--mode must be one of {', '.join(_MODES)}, not {mode!r}")
+    from actsagent.graphs.models import mode_of
+
+    mode_of(mode)
     if sql_file is not None:
         if sql:
             raise UserError("give --sql or --sql-file, not both")
@@ -152,25 +154,25 @@ def _run(
         raise typer.Exit(1)
 
 
-def _print_event(ev) -> None:
+def _print_event(ev: AgentEvent) -> None:
     if ev.type == "node_start":
         console.print(f"[cyan]▶ {ev.node_id}[/] {escape(ev.message)}")
-    elif ev.type == "node_end":
+    elif ev.type == "node_end" and ev.node is not None:
+        node = ev.node
         colour = {"done": "green", "accepted": "bold green", "refuted": "yellow", "failed": "red"}.get(
-            ev.data.get("status", ""), "white"
+            node.status, "white"
         )
-        stats = f"{ev.data.get('ms', 0):.0f} ms"
-        if ev.data.get("llm_calls"):
-            stats += f", {ev.data['llm_calls']} LLM call(s), {ev.data.get('tokens', 0)} tok"
+        stats = f"{node.ms:.0f} ms"
+        if node.llm_calls:
+            stats += f", {node.llm_calls} LLM call(s), {node.prompt_tokens + node.completion_tokens} tok"
         console.print(f"  [{colour}]{escape(ev.message)}[/] [dim]({stats})[/]")
-        summary = str(ev.data.get("summary") or "")
-        for line in summary.splitlines()[:3]:
+        for line in (node.error or node.summary).splitlines()[:3]:
             console.print(f"    [dim]{escape(line[:150])}[/]")
     elif ev.type == "candidate":
         console.print(f"  [magenta]judge[/] {escape(ev.message[:200])}")
     elif ev.type == "plan":
         console.print("[bold]plan[/]")
-        console.print(escape(ev.data.get("text", "")), highlight=False)
+        console.print(escape(ev.text), highlight=False)
     elif ev.type in ("note", "error"):
         console.print(f"[dim]{escape(ev.message[:200])}[/]")
 

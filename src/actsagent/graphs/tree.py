@@ -14,6 +14,15 @@ from pydantic import BaseModel, Field
 ToolName = Literal["run_sql", "inspect_columns", "detect_ambiguities", "split_and_fix", "safeql_refine", "generate_sql"]
 # unconfirmed: a candidate the judge approved that no check the original fails, and no second candidate, confirmed
 NodeStatus = Literal["pending", "done", "failed", "refuted", "unconfirmed", "accepted", "skipped"]
+STATUS_MARK: dict[NodeStatus, str] = {
+    "pending": "·",
+    "done": "✓",
+    "failed": "✗",
+    "refuted": "↩",
+    "unconfirmed": "~",
+    "accepted": "★",
+    "skipped": "-",
+}
 
 
 def _verdict(raw: dict[str, Any]) -> Any:
@@ -177,15 +186,6 @@ class PlanTree(BaseModel):
 
     def render_text(self) -> str:
         """An indented text tree: status, tool, description, timing, tokens, result line."""
-        mark = {
-            "pending": "·",
-            "done": "✓",
-            "failed": "✗",
-            "refuted": "↩",
-            "unconfirmed": "~",
-            "accepted": "★",
-            "skipped": "-",
-        }
         lines = []
         for depth, n in self.walk():
             pad = "  " * depth
@@ -197,7 +197,7 @@ class PlanTree(BaseModel):
                     stats += f", {n.llm_calls} LLM call(s), {n.prompt_tokens + n.completion_tokens} tok"
                 stats += "]"
             hyp = f" {{hypothesis: {n.hypothesis}}}" if n.hypothesis else ""
-            lines.append(f"{pad}{mark[n.status]} {n.id} {n.tool}: {n.description}{hyp}{stats}{cur}")
+            lines.append(f"{pad}{STATUS_MARK[n.status]} {n.id} {n.tool}: {n.description}{hyp}{stats}{cur}")
             detail = n.error or n.summary
             if detail and n.executed:
                 for dl in detail.splitlines()[:4]:

@@ -219,7 +219,7 @@ def _plan(rt: Runtime, state: TreeState) -> None:
     plan = check_plan(state)
     if plan is not None:
         text += "\n" + "\n".join(check_lines(plan, _original_check(state)))
-    rt.emit("plan", "revision plan", tree=tree.for_planner(), text=text)
+    rt.emit("plan", "revision plan", tree=tree, text=text)
     state["phase"] = "execute"
 
 
@@ -270,7 +270,7 @@ def _execute(rt: Runtime, state: TreeState) -> None:
     state["counters"]["nodes"] += 1
     node.order = int(state["counters"]["nodes"])
     node.started_at = time.time()
-    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tool=node.tool, input=node.input)
+    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tree=tree)
     t0 = time.perf_counter()
     spec = TOOLS[node.tool]
     try:
@@ -296,16 +296,7 @@ def _execute(rt: Runtime, state: TreeState) -> None:
     node.llm_ms, node.llm_calls = w.llm_ms, w.llm_calls
     node.prompt_tokens, node.completion_tokens, node.cost_usd = w.prompt_tokens, w.completion_tokens, w.cost_usd
     _save(state, tree)
-    rt.emit(
-        "node_end",
-        f"{node.tool} {node.status}",
-        node.id,
-        status=node.status,
-        summary=node.error or node.summary,
-        ms=node.ms,
-        llm_calls=node.llm_calls,
-        tokens=node.prompt_tokens + node.completion_tokens,
-    )
+    rt.emit("node_end", f"{node.tool} {node.status}", node.id, tree=tree)
     if pending := state.get("pending"):
         rt.emit("clarify", pending["question"], node.id, **{k: v for k, v in pending.items() if k != "node_id"})
     state["phase"] = "clarify" if state.get("pending") else "advance"

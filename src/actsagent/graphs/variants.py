@@ -103,7 +103,7 @@ def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) ->
     state["counters"]["nodes"] += 1
     node.order = int(state["counters"]["nodes"])
     node.started_at = time.time()
-    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tool=node.tool)
+    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tree=tree)
     t0 = time.perf_counter()
     try:
         out = fn()
@@ -120,14 +120,7 @@ def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) ->
         for k in ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "llm_ms"):
             c[k] += getattr(w, k)
         c["wall_ms"] += node.ms
-        rt.emit(
-            "node_end",
-            f"{node.tool} {node.status}",
-            node.id,
-            status=node.status,
-            summary=node.error or node.summary,
-            ms=node.ms,
-        )
+        rt.emit("node_end", f"{node.tool} {node.status}", node.id, tree=tree)
 
 
 def _candidate(state: TreeState, node: PlanNode, sql: Any, out: RunSqlOutput) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from actsagent.tools._context import NoModelError, SchemaSource, ToolContext, ToolInputError, Usage, UsageMeter
+from actsagent.tools._context import NoModelError, SchemaSource, ToolContext, ToolInputError, UsageMeter
 from actsagent.tools._results import ExecSummary
 from actsagent.tools.detect_ambiguities import (
     Ambiguity,
@@ -118,7 +118,6 @@ __all__ = [
     "ToolContext",
     "ToolInputError",
     "ToolSpec",
-    "Usage",
     "UsageMeter",
     "Verdict",
     "detect_ambiguities",

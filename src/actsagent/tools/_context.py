@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from actsagent.db import Database
+from actsagent.llm.usage import LLMResponse, RunUsage
 
 if TYPE_CHECKING:
     from actsagent.guard import Policy
@@ -40,48 +41,22 @@ class SchemaSource(StrEnum):
     KB = "kb"
 
 
-class Usage(BaseModel):
-    """LLM usage and time; added up per node and per run."""
-
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    llm_ms: float = 0.0
-    cached_calls: int = 0
-
-    def add(self, other: Usage) -> None:
-        for k in type(self).model_fields:
-            setattr(self, k, getattr(self, k) + getattr(other, k))
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
 @dataclass
 class UsageMeter:
     """Totals for a run plus a resettable window for the node being executed."""
 
-    total: Usage = field(default_factory=Usage)
-    window: Usage = field(default_factory=Usage)
+    total: RunUsage = field(default_factory=RunUsage)
+    window: RunUsage = field(default_factory=RunUsage)
 
-    def record(self, response: Any) -> None:
-        u = Usage(
-            llm_calls=1,
-            llm_ms=float(getattr(response, "latency_ms", 0.0) or 0.0),
-            cached_calls=1 if getattr(response, "cached", False) else 0,
+    def record(self, response: LLMResponse) -> None:
+        u = RunUsage(
+            **response.usage.model_dump(), llm_calls=1, llm_ms=response.latency_ms, cached_calls=int(response.cached)
         )
-        usage = getattr(response, "usage", None)
-        if usage is not None:
-            u.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-            u.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-            u.cost_usd = float(getattr(usage, "cost_usd", 0.0) or 0.0)
         self.total.add(u)
         self.window.add(u)
 
     def start_window(self) -> None:
-        self.window = Usage()
+        self.window = RunUsage()
 
 
 class ToolInputError(ValueError):

@@ -25,6 +25,7 @@ from sse_starlette import EventSourceResponse
 from actsagent import __version__
 from actsagent.db.base import Database
 from actsagent.errors import ActsagentError, DatabaseUnavailable
+from actsagent.graphs.models import Mode
 from actsagent.web.agent_bridge import AgentBridge
 from actsagent.web.answer import Answerer
 from actsagent.web.body_limit import BodyLimit
@@ -82,7 +83,7 @@ def create_app(
     token: str | None = None,
     allowed_hosts: list[str] | None = None,
     llm_answers: bool = True,
-    mode: str = "tree",
+    mode: Mode = "tree",
     max_body_bytes: int = MAX_BODY_BYTES,
     lease_s: float = DEFAULT_LEASE_S,
     poll_s: float = 0.25,
