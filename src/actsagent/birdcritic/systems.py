@@ -135,7 +135,7 @@ class AgentSystem:
         if policy is not None:
             kwargs["policy"] = policy
         sql: Any = list(task.issue_sql) if len(task.issue_sql) > 1 else join_statements(task.issue_sql)
-        run = repair(task.query, sql, db, **kwargs)
+        run = repair(issue_text(task), sql, db, **kwargs)
         calls, tokens, cost = usage_numbers(getattr(run, "usage", None))
         notes = [f"agent status: {getattr(run, 'status', '?')}", *[str(n)[:300] for n in getattr(run, "notes", [])[:5]]]
         return SystemOutput(
@@ -146,6 +146,15 @@ class AgentSystem:
             notes=notes,
             trace=run,
         )
+
+
+def issue_text(task: PublicTask) -> str:
+    """What the user filed: the issue's text, and whether they filed it as an efficiency issue (a public field
+    of the task that the scorer's speed tests follow; without it a request to speed a query up reads as a
+    request to change what it returns)."""
+    if not task.efficiency:
+        return task.query
+    return task.query + "\n\n(Filed as an efficiency issue: make the SQL faster without changing what it returns.)"
 
 
 def join_statements(stmts: list[str]) -> str:
