@@ -10,7 +10,17 @@ confirmed by its direct-rewrite sibling giving the same rows.
 from __future__ import annotations
 
 import pytest
-from agent_scripts import NO_CHECKS, failed_of, is_rewrite, options_of, phase_of, plan_nodes, scores, user_text
+from agent_scripts import (
+    NO_CHECKS,
+    failed_of,
+    is_rewrite,
+    judged_sql,
+    options_of,
+    phase_of,
+    plan_nodes,
+    scores,
+    user_text,
+)
 
 from actsagent.agent import repair
 from actsagent.graphs.models import Budget
@@ -122,7 +132,7 @@ def figure3_script(messages, role, response_model):
     if name == "RepairedSQL":
         return {"sql": OVERLAP, "explanation": "WHERE had a doubled AND"}
     if name == "JudgeScores":
-        if "COUNT(*)" in text:
+        if "COUNT(*)" in judged_sql(messages):
             return scores(3, "room B's bookings are on different days: a count is not an overlap", entail=2)
         return scores(9, "self-join on intersecting ranges answers the question")
     raise AssertionError(f"unexpected request {name}")
@@ -158,10 +168,13 @@ def test_figure3_rollback_after_refuted_branch_then_success(bookings_db):
     assert split.tool == "split_and_fix" and split.output["localisation"]["clause_at_error"] == "WHERE"
     final = tree.nodes[split.children[0]]
     assert final.status == "accepted" and run.final_node == final.id
-    # the repaired candidate's direct-rewrite sibling gave the same rows: each confirms the other
+    # the repaired candidate's direct-rewrite sibling gave the same rows: the judge approved it knowing that, and
+    # the agreement confirms both
     rewrite = tree.nodes[split.children[1]]
-    assert rewrite.input == {"strategy": "rewrite"} and rewrite.verdict["method"] == "agreement"
-    assert final.verdict["confirmed"] and f"same results as {rewrite.id}" in final.verdict["evidence"][0]
+    assert rewrite.input == {"strategy": "rewrite"} and rewrite.verdict["method"] == "llm"
+    assert rewrite.verdict["confirmed"] and final.verdict["confirmed"]
+    evidence = final.verdict["evidence"][0]
+    assert f"{rewrite.id} (direct rewrite from the request" in evidence and "written independently" in evidence
     # the count reading's rewrite was planned beside its refuted leaf, but the planner moved to the other reading
     skipped = tree.nodes[branches[0].children[1]]
     assert skipped.input == {"strategy": "rewrite"} and skipped.status == "pending"

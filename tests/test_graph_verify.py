@@ -152,7 +152,10 @@ def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
     assert checks["c2"]["status"] == "could_not_run" and "live" in checks["c2"]["detail"]
     assert "? c2 edge could not run" in prompts[0]
     # confirmed only later, by the rewrite giving the same results; never by the check that could not run
-    assert leaf.verdict["evidence"] == ["same results as n1 (direct rewrite from the request) on every scenario"]
+    assert leaf.verdict["evidence"] == [
+        "the judge approved it and n1 (direct rewrite from the request), written independently, "
+        "returned the same results on every scenario"
+    ]
 
     copies = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
     checks = {c["id"]: c for c in copies.tree.nodes[copies.tree.root].verdict["checks"]}
@@ -198,19 +201,22 @@ def test_two_candidates_with_different_results_are_compared_on_the_differing_row
     assert run.status == "solved" and run.final_sql == REWRITE
     a, b = run.tree.nodes["n0"], run.tree.nodes[run.final_node]
     assert a.status == "refuted" and "the comparison found it wrong" in a.verdict["reasons"][0]
-    assert b.status == "accepted" and b.verdict["method"] == "comparison" and b.verdict["confirmed"]
+    # the comparison chose it, but no check the original fails confirms it: approved and unconfirmed
+    assert b.status == "accepted" and b.verdict["method"] == "comparison" and b.verdict["passed"]
+    assert not b.verdict["confirmed"] and "chosen over n0 (A)" in b.verdict["evidence"][0]
 
 
-def test_agreeing_candidates_confirm_each_other_without_a_comparison(pg_db):
+def test_agreeing_candidates_confirm_each_other_once_the_judge_approves_both(pg_db):
     calls: list[str] = []
     # the minimal edit kept a join the request does not need: same rows, more SQL
     extra_join = REWRITE.replace("GROUP BY", "LEFT JOIN customers c2 ON c2.id = c.id GROUP BY")
     script = leaf_script({"checks": []}, extra_join, REWRITE, calls=calls)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
-    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL"]
+    # no comparison: the results agree; the judge hears of the agreement and approves the rewrite too
+    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL", "JudgeScores"]
     assert run.status == "solved"
     rewrite = run.tree.nodes["n1"]
-    assert rewrite.verdict["method"] == "agreement" and "same results as n0" in rewrite.verdict["evidence"][0]
+    assert rewrite.verdict["method"] == "llm" and "n0 (minimal edit" in rewrite.verdict["evidence"][0]
     assert run.tree.nodes["n0"].verdict["confirmed"] is True
     assert run.final_sql == REWRITE and rewrite.status == "accepted"  # both verified: the one doing no more wins
     assert run.tree.nodes["n0"].status == "done"

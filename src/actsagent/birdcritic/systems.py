@@ -127,7 +127,9 @@ class AgentSystem:
         sql: str | list[str] = list(task.issue_sql) if len(task.issue_sql) > 1 else join_statements(task.issue_sql)
         see = self.on_event
         on_event = None if see is None else partial(see, task.instance_id)
-        run = repair(task.query, sql, db, mode=self.mode, model=self.model, policy=Policy.sandbox(), on_event=on_event)
+        run = repair(
+            issue_text(task), sql, db, mode=self.mode, model=self.model, policy=Policy.sandbox(), on_event=on_event
+        )
         return SystemOutput(
             pred_sqls=list(run.final_sql_statements),
             llm_calls=run.usage.llm_calls,
@@ -136,6 +138,15 @@ class AgentSystem:
             notes=[f"agent status: {run.status}", *[n[:300] for n in run.notes[:5]]],
             trace=run,
         )
+
+
+def issue_text(task: PublicTask) -> str:
+    """What the user filed: the issue's text, and whether they filed it as an efficiency issue (a public field
+    of the task that the scorer's speed tests follow; without it a request to speed a query up reads as a
+    request to change what it returns)."""
+    if not task.efficiency:
+        return task.query
+    return task.query + "\n\n(Filed as an efficiency issue: make the SQL faster without changing what it returns.)"
 
 
 def join_statements(stmts: list[str]) -> str:

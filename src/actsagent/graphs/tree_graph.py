@@ -446,8 +446,8 @@ def _without_drafts(spec: NodeSpec) -> NodeSpec:
 
 
 def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: GenerateSqlOutput) -> None:
-    """Verify the candidate with the checks, then judge it: alone, by agreement with an earlier approved
-    candidate, or against the earlier ones on the rows where their results differ."""
+    """Verify the candidate with the checks, then judge it: alone (told which earlier candidates returned the same
+    results), or against the earlier approved ones on the rows where their results differ."""
     cands = _candidates(state)
     original = _original_check(state)
     # without written checks a model's candidates are still run on the sample data, to be compared
@@ -473,40 +473,44 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     twins = [r for r in rivals if ver is not None and r.verification is not None and agree(ver, r.verification)]
     others = [r for r in rivals if r not in twins]
     changed: list[CandidateRecord] = []
-    if twins:
-        twin = twins[-1]
-        evidence = f"same results as {twin.node} ({twin.origin}) on every scenario"
-        rec.verdict = Verdict(
-            passed=True, method="agreement", checks=ver.results if ver else [], confirmed=True, evidence=[evidence]
-        )
-        rec.status = "verified"
-        if twin.status != "verified":
-            twin.verdict = twin.verdict.model_copy(
-                update={
-                    "confirmed": True,
-                    "evidence": [*twin.verdict.evidence, f"same results as {node.id} ({rec.origin}) on every scenario"],
-                }
+    winner: str | None = None
+    if others and not twins:
+        winner = _compare(rt, state, rec, others[-2:], original, changed)
+        if winner is None and rec.verdict.method != "comparison":
+            others = []  # the comparison failed: judge the candidate alone
+    if twins or not others:
+        # agreement is evidence to weigh, not a verdict: two candidates from one model often share a misreading
+        same = [
+            f"{r.node} ({r.origin}) returned the same results on every scenario and was "
+            + (
+                "refuted: " + "; ".join(r.verdict.reasons)[:300]
+                if r.status == "refuted"
+                else "approved by the judge (agreement shows the two readings coincide, not that either is right)"
             )
-            twin.status = "verified"
-            changed.append(twin)
-    elif others and not _compare(rt, state, rec, others[-2:], changed):
-        others = []  # the comparison failed: judge the candidate alone
-    if not twins and not others:
-        refuted_twins = [
-            f"{r.node} ({r.origin}) returned the same results on every scenario and was refuted: "
-            + "; ".join(r.verdict.reasons)[:300]
             for r in cands.items
-            if r.node != node.id
-            and r.status == "refuted"
-            and r.verification is not None
-            and ver is not None
-            and agree(ver, r.verification)
+            if r.node != node.id and r.verification is not None and ver is not None and agree(ver, r.verification)
         ]
-        _judge_alone(rt, state, rec, original, out, refuted_twins)
+        _judge_alone(rt, state, rec, original, out, same)
+        if rec.verdict.passed and twins:
+            twin = twins[-1]
+            for a, b in ((rec, twin), (twin, rec)):
+                if not a.verdict.confirmed:
+                    a.verdict = a.verdict.model_copy(
+                        update={
+                            "confirmed": True,
+                            "evidence": [
+                                *a.verdict.evidence,
+                                f"the judge approved it and {b.node} ({b.origin}), written independently, "
+                                "returned the same results on every scenario",
+                            ],
+                        }
+                    )
+                a.status = "verified"
+            changed.append(twin)
     for r in [rec, *changed]:
         cands.put(r)
     verified = cands.verified()
-    accepted = max(verified, key=CandidateRecord.rank).node if verified else None
+    accepted = winner or (max(verified, key=CandidateRecord.rank).node if verified else None)
     for r in [rec, *changed]:
         _mark(rt, state, tree, r, chosen=r.node == accepted)
     if accepted is not None:
@@ -528,6 +532,7 @@ def _judge_alone(
         JudgeInput(
             intent=state["intent"],
             sql=rec.sql,
+            original_sql=state["original_sql"],
             execution=out.execution,
             verification=rec.verification,
             context=context,
@@ -543,9 +548,17 @@ def _judge_alone(
 
 
 def _compare(
-    rt: Runtime, state: TreeState, rec: CandidateRecord, rivals: list[CandidateRecord], changed: list[CandidateRecord]
-) -> bool:
-    """Listwise judgement of the new candidate against approved rivals whose results differ; False if it failed."""
+    rt: Runtime,
+    state: TreeState,
+    rec: CandidateRecord,
+    rivals: list[CandidateRecord],
+    original: Verification | None,
+    changed: list[CandidateRecord],
+) -> str | None:
+    """Listwise judgement of the new candidate against approved rivals whose results differ. Their results differ,
+    so at most one of them can be right: the one chosen (and found right) stays approved and the run ends with it;
+    every other one is no longer approved. Without a winner only those found wrong lose their approval. Returns
+    the winner's node, or None (then a new candidate the comparison said nothing of is judged alone)."""
     group = sorted([*rivals, rec], key=lambda c: c.order)
     labels = {c.node: chr(ord("A") + i) for i, c in enumerate(group)}
     try:
@@ -571,44 +584,40 @@ def _compare(
         )
     except _MODEL_FAULTS as e:
         state["failures"].append({"node": rec.node, "phase": "compare", **_fault_info(e)})
-        return False
+        return None
+    best = comp.best if comp.best and (v := comp.verdict_of(comp.best)) is not None and v.right else None
+    winner = None
     for c in group:
         label = labels[c.node]
         v = comp.verdict_of(label)
         reason = (v.reason if v else "") or comp.reason
-        if comp.best == label:
+        if best == label:
             others = ", ".join(f"{o.node} ({labels[o.node]})" for o in group if o is not c)
+            confirming = confirming_checks(c.verification, original) if c.verification is not None else []
+            confirmed = c.verdict.confirmed or bool(confirming)
             upd = {
                 "passed": True,
                 "method": "comparison",
-                "confirmed": True,
-                "evidence": [f"chosen over {others} on the rows where their results differ: {reason}"[:600]],
+                "confirmed": confirmed,
+                "evidence": [
+                    *(c.verdict.evidence if c.verdict.confirmed else confirming),
+                    f"chosen over {others} on the rows where their results differ: {reason}"[:600],
+                ],
             }
-            status = "verified"
-        elif v is not None and not v.right:
-            upd = {
-                "passed": False,
-                "method": "comparison",
-                "confirmed": False,
-                "evidence": [],
-                "reasons": [f"the comparison found it wrong: {reason}"[:600]],
-            }
+            status = "verified" if confirmed else "unconfirmed"
+            winner = c.node
+        elif (v is not None and not v.right) or best:
+            why = f"the comparison found it wrong: {reason}" if v is not None and not v.right else ""
+            why = why or f"the comparison preferred {best}: {reason}"
+            upd = {"passed": False, "method": "comparison", "confirmed": False, "evidence": [], "reasons": [why[:600]]}
             status = "refuted"
-        elif c is rec:  # neither chosen nor found wrong: it stays as good as the judge's reading
-            upd = {
-                "passed": True,
-                "method": "comparison",
-                "confirmed": False,
-                "reasons": [f"not preferred in the comparison: {reason}"[:600]],
-            }
-            status = "unconfirmed"
-        else:
+        else:  # no winner and no word on this one: its earlier verdict stands (a new candidate is judged alone)
             continue
         c.verdict = c.verdict.model_copy(update={**upd, "checks": c.verification.results if c.verification else []})
         c.status = status  # type: ignore[assignment]
         if c is not rec:
             changed.append(c)
-    return True
+    return winner
 
 
 def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *, chosen: bool) -> None:
@@ -618,7 +627,7 @@ def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *
     node.verdict = {**rec.verdict.model_dump(mode="json"), "summary": rec.verdict.summary(), "status": rec.status}
     statuses: dict[str, NodeStatus] = {
         "verified": "accepted" if chosen else "done",
-        "unconfirmed": "unconfirmed",
+        "unconfirmed": "accepted" if chosen else "unconfirmed",
         "refuted": "refuted",
     }
     node.status = statuses[rec.status]
