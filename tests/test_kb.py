@@ -290,26 +290,40 @@ def test_sql_named_tables_are_always_in_the_context(club, kb_file):
 
 def test_only_solved_and_passed_runs_enrich(club, kb_file):
     from actsagent.graphs.models import AgentRun
+    from actsagent.tools import Verdict
 
     kb.build(club, path=kb_file)
     sql = "SELECT fnm FROM mbr WHERE cntry = 'Norway'"
     with pytest.raises(UserError, match="not a verified answer"):
         kb.add_verified_run(
             club,
-            AgentRun(status="best_effort", intent="members in Norway", final_sql=sql, verdict={"passed": True}),
+            AgentRun(
+                status="best_effort",
+                intent="members in Norway",
+                final_sql=sql,
+                verdict=Verdict(passed=True, method="llm"),
+            ),
             verified_by="judge",
             path=kb_file,
         )
     with pytest.raises(UserError, match="not a verified answer"):
         kb.add_verified_run(
             club,
-            AgentRun(status="solved", intent="members in Norway", final_sql=sql, verdict={"passed": False}),
+            AgentRun(
+                status="solved", intent="members in Norway", final_sql=sql, verdict=Verdict(passed=False, method="llm")
+            ),
             verified_by="judge",
             path=kb_file,
         )
     ex = kb.add_verified_run(
         club,
-        AgentRun(status="solved", intent="members in Norway", final_sql=sql, verdict={"passed": True}, thread_id="t-1"),
+        AgentRun(
+            status="solved",
+            intent="members in Norway",
+            final_sql=sql,
+            verdict=Verdict(passed=True, method="llm"),
+            thread_id="t-1",
+        ),
         verified_by="judge",
         path=kb_file,
     )

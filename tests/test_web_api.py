@@ -321,6 +321,7 @@ def test_plan_tree_keeps_why_a_branch_was_abandoned():
     from actsagent.graphs.tree import NodeSpec, NodeStatus
     from actsagent.graphs.tree import PlanTree as AgentTree
     from actsagent.web.agent_bridge import PAGE_STATUS, to_bridge_event
+    from actsagent.tools import Verdict
     from actsagent.web.plan_tree import TreeBuilder
 
     assert set(PAGE_STATUS) == set(get_args(NodeStatus))  # every status the agent gives a node is drawn
@@ -353,7 +354,7 @@ def test_plan_tree_keeps_why_a_branch_was_abandoned():
     # the run's final tree is the truth: statuses and the judge's reasons come from it
     agent.nodes["n0"].status = "done"
     agent.nodes["n1"].status = "refuted"
-    agent.nodes["n1"].verdict = {"passed": False, "method": "llm", "reasons": ["granularity: counts refunded orders"]}
+    agent.nodes["n1"].verdict = Verdict(passed=False, method="llm", reasons=["granularity: counts refunded orders"])
     agent.nodes["n2"].status, agent.cursor = "accepted", "n2"
     run = AgentRun(status="solved", final_sql="SELECT 2", final_node="n2", tree=agent)
     final = to_bridge_event(

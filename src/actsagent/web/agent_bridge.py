@@ -82,12 +82,12 @@ def page_node(n: AgentNode) -> PlanNode:
     """One node of the agent's plan as the page draws it: why a branch was abandoned (the judge's reasons,
     or the reading not chosen), what a node found or why it failed, the SQL it produced."""
     if n.status == "refuted" and n.verdict:
-        detail = "; ".join(str(r) for r in Verdict.model_validate(n.verdict).reasons[:3])
+        detail = "; ".join(str(r) for r in n.verdict.reasons[:3])
     else:
         detail = (n.error or n.summary).strip()
     if not detail and n.status == "skipped":
         detail = "you chose another reading"
-    sql = (n.output or {}).get("sql")
+    sql = n.output.produced_sql() if n.output is not None else None
     return PlanNode(
         id=n.id,
         parent=n.parent,
@@ -142,7 +142,7 @@ class AgentBridge:
 
 
 def final_view(run: AgentRun) -> FinalView:
-    verdict = Verdict.model_validate(run.verdict) if run.verdict else None
+    verdict = run.verdict
     return FinalView(
         final_sql=run.final_sql,
         result=view_of(run.result) if isinstance(run.result, QueryResult) else None,
