@@ -320,8 +320,8 @@ def test_plan_tree_keeps_why_a_branch_was_abandoned():
     from actsagent.graphs.models import AgentEvent, AgentRun
     from actsagent.graphs.tree import NodeSpec, NodeStatus
     from actsagent.graphs.tree import PlanTree as AgentTree
-    from actsagent.web.agent_bridge import PAGE_STATUS, to_bridge_event
     from actsagent.tools import Verdict
+    from actsagent.web.agent_bridge import PAGE_STATUS, to_bridge_event
     from actsagent.web.plan_tree import TreeBuilder
 
     assert set(PAGE_STATUS) == set(get_args(NodeStatus))  # every status the agent gives a node is drawn
