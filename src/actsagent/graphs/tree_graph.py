@@ -39,7 +39,7 @@ from pydantic import ValidationError
 from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks
 from actsagent.graphs.models import Budget, Clarification, PlannerReply
 from actsagent.graphs.runtime import Runtime
-from actsagent.graphs.state import Best, Decision, Failure, Final, FinalStatus, Refuted, TreeState, initial_state
+from actsagent.graphs.state import Best, Decision, Failure, Final, FinalStatus, Refuted, TreeState
 from actsagent.graphs.tree import NodeSpec, NodeStatus, PlanNode, PlanTree
 from actsagent.llm import StructuredOutputError
 from actsagent.tools import (
@@ -64,8 +64,7 @@ from actsagent.tools.verify import Verification, VerifyInput, check_lines, verif
 # failures of the model (stored, drive backtracking); anything else is a bug and propagates
 _MODEL_FAULTS = (StructuredOutputError, ToolInputError, NoModelError)
 
-
-__all__ = ["TreeState", "build_tree_graph", "fallback_plan", "initial_state"]
+__all__ = ["build_tree_graph", "fallback_plan"]
 
 # a step reads the state, changes it and names the next step
 Step = Callable[[Runtime, TreeState], str]
