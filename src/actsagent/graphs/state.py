@@ -20,35 +20,16 @@ from actsagent.tools.verify import Verification
 FinalStatus = Literal["solved", "best_effort", "failed"]
 
 
-class Counters(BaseModel):
-    """A run's totals (LLM usage, nodes, wall time) and framework timings outside nodes."""
+class Counters(Usage):
+    """A run's totals: its LLM usage (``add`` one step's), nodes, wall time, and framework timings outside nodes."""
 
     nodes: int = 0
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    llm_ms: float = 0.0
     wall_ms: float = 0.0
     probe_ms: float = 0.0  # the original SQL's first run
     checks_ms: float = 0.0  # the original SQL through the checks
 
-    def add(self, w: Usage) -> None:
-        """Add one step's (or node's) LLM usage."""
-        self.llm_calls += w.llm_calls
-        self.prompt_tokens += w.prompt_tokens
-        self.completion_tokens += w.completion_tokens
-        self.cost_usd += w.cost_usd
-        self.llm_ms += w.llm_ms
-
     def usage(self) -> Usage:
-        return Usage(
-            llm_calls=self.llm_calls,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost_usd=self.cost_usd,
-            llm_ms=self.llm_ms,
-        )
+        return Usage.model_validate(self.model_dump(include=set(Usage.model_fields)))
 
 
 class Failure(BaseModel):

@@ -31,7 +31,7 @@ class Usage(BaseModel):
     cached_calls: int = 0
 
     def add(self, other: Usage) -> None:
-        for k in type(self).model_fields:
+        for k in Usage.model_fields:
             setattr(self, k, getattr(self, k) + getattr(other, k))
 
     @property
