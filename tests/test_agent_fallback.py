@@ -12,7 +12,7 @@ def test_no_llm_unknown_column_is_refined_by_safeql(pg_db):
     assert run.status == "best_effort"  # executes, but nothing verified its meaning
     assert run.final_sql == "SELECT name FROM customers WHERE country = 'DE'"
     assert run.result.rows == [["Ada"]]
-    assert run.verdict["method"] == "execution_only"
+    assert run.verdict.method == "execution_only"
     assert any("no LLM configured" in n and "an LLM would add" in n for n in run.notes)
     assert run.usage.llm_calls == 0
 
@@ -20,8 +20,8 @@ def test_no_llm_unknown_column_is_refined_by_safeql(pg_db):
 def test_no_llm_syntax_error_gets_clause_localisation(pg_db):
     run = repair("customers from Germany", "SELECT name FROM customers WHERE country = = 'DE'", pg_db)
     split = next(n for n in run.tree.executed() if n.tool == "split_and_fix")
-    assert split.output["localisation"]["clause_at_error"] == "WHERE"
-    assert split.output["repaired_sql"] is None  # no model: localisation only
+    assert split.output.localisation.clause_at_error == "WHERE"
+    assert split.output.repaired_sql is None  # no model: localisation only
     assert run.status == "failed"
 
 
@@ -58,7 +58,7 @@ def test_no_llm_statement_list_localises_the_failing_statement(pg_db_factory):
     run = repair("stamp new loans", script, db, policy=Policy.sandbox())
     split = next(n for n in run.tree.executed() if n.tool == "split_and_fix")
     assert split.resolved_input["sql"] == script  # the whole list, not one statement tested alone
-    assert split.output["localisation"]["failing_statement"] == 2
+    assert split.output.localisation.failing_statement == 2
     assert "no clause fails" not in split.summary and "statement 2 of 2 fails" in split.summary
 
 
@@ -73,8 +73,8 @@ def test_no_llm_unreviewed_function_is_translated_by_safeql(pg_db):
     )
     nodes = run.tree.executed()
     assert [n.tool for n in nodes] == ["run_sql", "safeql_refine", "generate_sql"]
-    assert nodes[0].output["statements"][0]["error"]["engine"] == "guard"  # never sent to the database
-    assert nodes[1].output["status"] == "refined"
+    assert nodes[0].output.statements[0].error.engine == "guard"  # never sent to the database
+    assert nodes[1].output.status == "refined"
     assert run.status == "best_effort" and "strftime" not in run.final_sql.lower()
     assert check_sql(run.final_sql, "postgres").ok and run.result.rows == [["2024", 4]]
 

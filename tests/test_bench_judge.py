@@ -13,13 +13,16 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 from bench_judge_script import FIXTURES, JUDGE, SCORER_PASSES, SYSTEM, TASK_IDS
+from pydantic import ValidationError
 from test_birdcritic_runner import _root_with, _task_row
 
 from actsagent.birdcritic.judge_bench import draw, gold_passing, judge_figures, judged_candidates
 from actsagent.birdcritic.tasks import PublicTask
 from actsagent.graphs.models import AgentRun
 from actsagent.graphs.tree import PlanNode, PlanTree
+from actsagent.tools import GenerateSqlOutput, RunSqlOutput
 
 BENCH = Path(__file__).resolve().parents[1] / "evals" / "bench_judge.py"
 
@@ -122,9 +125,9 @@ def test_a_log_of_another_system_and_bad_options_are_refused(tmp_path, capsys):
 
 
 def _node(nid: str, order: int | None, verdict: dict | None, sql, tool: str = "generate_sql") -> PlanNode:
-    return PlanNode(
-        id=nid, tool=tool, order=order, status="done", verdict=verdict, output={"sql": sql} if sql is not None else None
-    )
+    ran = RunSqlOutput(ok=True, statements=[])
+    output = GenerateSqlOutput(sql=sql, source="llm", execution=ran) if sql is not None else None
+    return PlanNode(id=nid, tool=tool, order=order, status="done", verdict=verdict, output=output)
 
 
 def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
@@ -133,9 +136,15 @@ def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
         "method": "llm",
         "semantic_score": 4.2,
         "entailment_score": 3.0,
-        "scores": {"columns": {"score": 4, "reason": "x"}, "issues": ["not a dimension"]},
+        "scores": {
+            "columns": {"score": 4, "reason": "x"},
+            "granularity": {"score": 5},
+            "joins": {"score": 6},
+            "logic": {"score": 7},
+            "entailment": {"score": 3},
+            "issues": ["not a dimension"],
+        },
         "reasons": ["columns: x"],
-        "summary": "FAIL",
     }
     tree = PlanTree(
         nodes={
@@ -144,27 +153,29 @@ def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
                 "n2", 3, {"passed": True, "method": "execution_only"}, ["UPDATE t SET a = 1", "SELECT a FROM t"]
             ),
             "n1": _node("n1", 2, verdict, "SELECT 1"),
-            "n3": _node("n3", 4, {"passed": "yes"}, "SELECT 2"),  # not a verdict: ignored
             "n4": PlanNode(
                 id="n4",
                 tool="run_sql",
                 order=5,
                 status="done",
                 input={"sql": "SELECT 3"},
-                verdict={"passed": True, "method": "verify"},
-            ),  # a future verifying node: SQL from its input
+                verdict={"passed": True, "method": "checks"},
+            ),  # another verifying node: SQL from its input
         },
         root="n0",
     )
+    with pytest.raises(ValidationError):  # not a verdict: a node cannot carry it
+        _node("n3", 4, {"passed": "yes"}, "SELECT 2")
     run = AgentRun(status="solved", tree=tree, final_node="n2")
     cands = judged_candidates(run)
     assert [c.node for c in cands] == ["n1", "n2", "n4"]
     first, second, third = cands
     assert first.sql == ["SELECT 1"] and not first.passed and first.semantic_score == 4.2
-    assert first.scores == {"columns": 4.0} and first.reasons == ["columns: x"] and not first.final
+    assert first.scores == {"columns": 4.0, "granularity": 5.0, "joins": 6.0, "logic": 7.0, "entailment": 3.0}
+    assert first.reasons == ["columns: x"] and not first.final
     assert second.sql == ["UPDATE t SET a = 1", "SELECT a FROM t"] and second.passed and second.final
     assert second.method == "execution_only" and second.semantic_score is None
-    assert third.sql == ["SELECT 3"] and third.method == "verify"
+    assert third.sql == ["SELECT 3"] and third.method == "checks"
     assert judged_candidates(object()) == []  # not the agent: nothing judged
 
 

@@ -27,15 +27,14 @@ from langgraph.types import Command
 from actsagent.db import Database, DbError, QueryResult
 from actsagent.errors import LLMUnavailable, UserError
 from actsagent.graphs.checkpoint import get_checkpointer
-from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, RunUsage, mode_of
+from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, mode_of
 from actsagent.graphs.runtime import Runtime
-from actsagent.graphs.tree import PlanTree
-from actsagent.graphs.tree_graph import TreeState, build_tree_graph, check_plan, initial_state
+from actsagent.graphs.state import Final, TreeState, initial_state
+from actsagent.graphs.tree_graph import build_tree_graph
 from actsagent.graphs.variants import run_regenerate, run_single_shot
 from actsagent.llm.tracing import run_inputs, run_outputs, traced
 from actsagent.tools import SchemaSource, ToolContext
 from actsagent.tools.run_sql import execute_statements
-from actsagent.tools.verify import Verification
 
 __all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream", "stream_resume"]
 
@@ -109,7 +108,7 @@ def _repair(
     except LLMUnavailable as e:
         rt.emit("error", f"LLM provider failed: {e}")
         state = _last_state(rt, tid, checkpointer) or initial_state(intent, sql, mode)
-        state["final"] = {"status": "failed", "node": (state.get("best") or {}).get("node"), "reason": "provider"}
+        state.final = Final(status="failed", node=state.best.node if state.best else None, reason="provider")
         notes.append(
             f"LLM provider failed: {e}; completed steps are checkpointed, rerun with thread_id={tid!r} to continue"
         )
@@ -230,7 +229,7 @@ def _resume(rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpoi
         state, paused = _final_or_paused(graph, config)
     except LLMUnavailable as e:
         state = TreeState(**graph.get_state(config).values)
-        state["final"] = {"status": "failed", "node": None, "reason": "provider"}
+        state.final = Final(status="failed", node=None, reason="provider")
         notes.append(f"LLM provider failed: {e}; rerun resume to continue")
         paused = None
     run = _to_run(rt, state, thread_id, notes, paused, t0, llm0)
@@ -356,7 +355,7 @@ def _run_tree(
         graph.invoke(None, config)  # an interrupted run: continue where it stopped
     elif snap.values and snap.next:
         raise UserError(f"run {tid!r} is waiting for a clarification: answer it with resume()")
-    elif snap.values and snap.values.get("final"):
+    elif snap.values and TreeState(**snap.values).final is not None:
         rt.emit("note", f"run {tid} already finished; returning its result")
     else:
         graph.invoke(initial_state(intent, sql, mode), config)
@@ -368,13 +367,7 @@ def _final_or_paused(graph: Any, config: dict) -> tuple[TreeState, Clarification
     state = TreeState(**snap.values)
     paused = None
     if snap.next and "clarify" in snap.next:
-        p = state.get("pending") or {}
-        paused = Clarification(
-            question=p.get("question", ""),
-            phrase=p.get("phrase", ""),
-            options=p.get("options", []),
-            node_id=p.get("node_id"),
-        )
+        paused = state.pending or Clarification(question="")
     return state, paused
 
 
@@ -390,14 +383,14 @@ def _last_state(rt: Runtime, tid: str, checkpointer: Any) -> TreeState | None:
 def _to_run(
     rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: Clarification | None, t0: float, llm0: float
 ) -> AgentRun:
-    tree = PlanTree.model_validate(state.get("tree") or {})
-    final = state.get("final") or {}
-    node_id = final.get("node")
+    tree = state.tree
+    final = state.final
+    node_id = final.node if final else None
     sql: Any = None
     verdict = None
     if node_id and node_id in tree.nodes:
         n = tree.nodes[node_id]
-        sql = (n.output or {}).get("sql") or n.input.get("sql")
+        sql = (n.output.produced_sql() if n.output is not None else None) or n.input.get("sql")
         verdict = n.verdict
     statements = [sql] if isinstance(sql, str) else list(sql or [])
     result: QueryResult | DbError | None = None
@@ -406,33 +399,33 @@ def _to_run(
         results, _ = execute_statements(rt.ctx, statements)
         result = results[-1] if results else None
     final_ms = (time.perf_counter() - t_final) * 1000
-    c = state.get("counters") or {}
+    c = state.counters
     wall = (time.perf_counter() - t0) * 1000
     llm_this_call = rt.ctx.meter.total.llm_ms - llm0
-    status: RunStatus = "paused" if paused else final.get("status", "failed")
+    status: RunStatus = "paused" if paused else final.status if final else "failed"
     return AgentRun(
         status=status,
-        mode=state.get("mode", "tree"),
-        intent=state.get("intent", ""),
-        original_sql=state.get("original_sql"),
+        mode=state.mode,
+        intent=state.intent,
+        original_sql=state.original_sql,
         final_sql=";\n".join(statements) if statements else None,
         final_sql_statements=statements,
         final_node=node_id,
         result=result,
         verdict=verdict,
         tree=tree,
-        usage=RunUsage.model_validate({k: v for k, v in c.items() if k in RunUsage.model_fields}),
+        usage=c.usage(),
         framework_ms=max(0.0, wall - llm_this_call),
         wall_ms=wall,
         timings={
-            "probe_ms": float(c.get("probe_ms", 0.0)),
-            "checks_ms": float(c.get("checks_ms", 0.0)),
+            "probe_ms": c.probe_ms,
+            "checks_ms": c.checks_ms,
             "final_ms": final_ms,
         },
-        notes=[*notes, *state.get("notes", [])],
-        model_failures=list(state.get("failures", [])),
+        notes=[*notes, *state.notes],
+        model_failures=[f.report() for f in state.failures],
         pending_clarification=paused,
         thread_id=tid,
-        checks=check_plan(state),
-        original_checks=Verification.model_validate(state["original_check"]) if state.get("original_check") else None,
+        checks=state.checks,
+        original_checks=state.original_check,
     )

@@ -416,7 +416,7 @@ class Cleaner:
         final = ";\n".join(run.final_sql_statements) if run.final_sql_statements else None
         evidence = {
             "agent_status": run.status,
-            "verdict": run.verdict,
+            "verdict": run.verdict.model_dump(mode="json") if run.verdict else None,
             "notes": run.notes[:5],
             "usage": run.usage.model_dump(),
             "execution": _describe(run.result) if run.result else None,
@@ -432,7 +432,7 @@ class Cleaner:
                 reason="the agent's judge accepted a corrected SQL",
                 evidence=evidence,
             )
-        reason = "; ".join(str(r) for r in ((run.verdict or {}).get("reasons") or [])[:3]) or run.status
+        reason = "; ".join(str(r) for r in (run.verdict.reasons if run.verdict else [])[:3]) or run.status
         return CleanResult(**base, verdict="rejected", method="agent", reason=f"agent: {reason}", evidence=evidence)
 
 

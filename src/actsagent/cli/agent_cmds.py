@@ -193,7 +193,7 @@ def _print_run(run) -> None:
     elif res is not None:
         err_console.print(f"[red]{res.error_class.value}[/] {escape(res.message)}")
     if run.verdict:
-        console.print(f"[bold]verdict[/] {escape(run.verdict.get('summary', ''))}")
+        console.print(f"[bold]verdict[/] {escape(run.verdict.summary())}")
     console.print("[bold]plan tree[/]")
     console.print(escape(run.tree.render_text()), highlight=False, soft_wrap=True)
     for n in run.notes:

@@ -72,7 +72,7 @@ class CandidateRecord(BaseModel):
 
 
 class Candidates(BaseModel):
-    """The candidates of one run (checkpointed as JSON in the graph state)."""
+    """The candidates of one run (checkpointed in the graph state)."""
 
     items: list[CandidateRecord] = Field(default_factory=list)
 

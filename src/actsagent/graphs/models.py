@@ -13,6 +13,7 @@ from actsagent.graphs.candidates import CandidateStatus
 from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
 from actsagent.llm.usage import RunUsage
 from actsagent.tools.checks import CheckPlan
+from actsagent.tools.judge import Verdict
 from actsagent.tools.verify import Verification, check_lines
 
 Mode = Literal["tree", "linear", "regenerate", "single_shot"]
@@ -86,7 +87,7 @@ class AgentRun(BaseModel):
     final_sql_statements: list[str] = Field(default_factory=list)
     final_node: str | None = None
     result: QueryResult | DbError | None = Field(default=None, discriminator="ok")
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     tree: PlanTree = Field(default_factory=PlanTree)
     usage: RunUsage = Field(default_factory=RunUsage)
     framework_ms: float = 0.0

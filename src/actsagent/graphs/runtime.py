@@ -1,7 +1,7 @@
 """What a graph run holds outside its checkpointed state: database, model, policy, event sink, meter.
 
-Checkpointed state is plain JSON (the tree, counters, the best candidate); live objects are
-passed here and rebuilt on resume.
+Checkpointed state is typed data (``graphs.state.TreeState``: the tree, candidates, counters); live
+objects are passed here and rebuilt on resume.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The revision-plan tree (ACTS-SQL section 4.2): nodes are tool calls, edges follow-up actions.
 
 The planner writes nodes as JSON (id, description, tool, input, children) plus a cursor; the
-executor records each node's output, error, timing and tokens on it. The tree is plain pydantic
-data so it can live in LangGraph state, be checkpointed, rendered as text and dumped as JSON.
+executor records each node's typed output (``ToolOutputs``, by tool), verdict, error, timing and tokens on it.
+The tree is pydantic data so it can live in LangGraph state, be checkpointed, rendered as text and dumped as JSON.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from actsagent.tools import ToolOutputs, Verdict
 
 ToolName = Literal["run_sql", "inspect_columns", "detect_ambiguities", "split_and_fix", "safeql_refine", "generate_sql"]
 # unconfirmed: a candidate the judge approved that no check the original fails, and no second candidate, confirmed
@@ -23,12 +25,6 @@ STATUS_MARK: dict[NodeStatus, str] = {
     "accepted": "★",
     "skipped": "-",
 }
-
-
-def _verdict(raw: dict[str, Any]) -> Any:
-    from actsagent.tools.judge import Verdict
-
-    return Verdict.model_validate(raw)
 
 
 class NodeSpec(BaseModel):
@@ -51,10 +47,10 @@ class PlanNode(BaseModel):
     hypothesis: str = ""  # set on a branch created from an ambiguity interpretation
     status: NodeStatus = "pending"
     resolved_input: dict[str, Any] | None = None  # the input the tool actually received
-    output: dict[str, Any] | None = None
+    output: ToolOutputs | None = None
     summary: str = ""  # the line the planner reads about this node's result
     error: str | None = None
-    verdict: dict[str, Any] | None = None  # judge output, generate_sql leaves only
+    verdict: Verdict | None = None  # generate_sql leaves only
     started_at: float | None = None
     ms: float = 0.0
     llm_ms: float = 0.0
@@ -203,6 +199,6 @@ class PlanTree(BaseModel):
                 for dl in detail.splitlines()[:4]:
                     lines.append(f"{pad}    {dl[:160]}")
             if n.verdict:
-                lines.append(f"{pad}    judge: {n.verdict.get('summary', '')[:160]}")
-                lines += [f"{pad}    check {c.line()}"[: 170 + len(pad)] for c in _verdict(n.verdict).checks]
+                lines.append(f"{pad}    judge: {n.verdict.summary()[:160]}")
+                lines += [f"{pad}    check {c.line()}"[: 170 + len(pad)] for c in n.verdict.checks]
         return "\n".join(lines)

@@ -82,7 +82,7 @@ class AgentBridge:
 
 
 def final_view(run: AgentRun) -> FinalView:
-    verdict = Verdict.model_validate(run.verdict) if run.verdict else None
+    verdict = run.verdict
     return FinalView(
         final_sql=run.final_sql,
         result=view_of(run.result) if isinstance(run.result, QueryResult) else None,
