@@ -81,15 +81,16 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
 @pytest.fixture
 def pg_db_factory(pg_admin_url: str) -> Iterator:
-    """Create fresh databases on the embedded server, with setup SQL; dropped after the test."""
+    """Create fresh databases on the embedded server (empty or a copy of ``template``), with setup SQL; dropped
+    after the test."""
     from actsagent.db import admin
     from actsagent.db.postgres import PostgresDatabase
 
     made: list[tuple[str, PostgresDatabase]] = []
 
-    def make(setup: list[str] | str = (), **kwargs) -> PostgresDatabase:
+    def make(setup: list[str] | str = (), *, template: str | None = None, **kwargs) -> PostgresDatabase:
         name = f"t_{uuid.uuid4().hex[:12]}"
-        admin.create_database(pg_admin_url, name)
+        admin.create_database(pg_admin_url, name, template=template)
         url = pg_admin_url.replace("/postgres?", f"/{name}?")  # the URL form the embedded server gives
         stmts = [setup] if isinstance(setup, str) else list(setup)
         if stmts:
@@ -106,10 +107,23 @@ def pg_db_factory(pg_admin_url: str) -> Iterator:
         admin.drop_database(pg_admin_url, name)
 
 
+@pytest.fixture(scope="session")
+def shop_template(pg_admin_url: str) -> str:
+    """The shop, built once per session; each ``pg_db`` is a fresh copy of it (CREATE DATABASE ... TEMPLATE)."""
+    from actsagent.db import admin
+
+    name = f"t_shop_{uuid.uuid4().hex[:8]}"
+    admin.create_database(pg_admin_url, name)
+    with admin.connect(admin.url_for(pg_admin_url, name)) as conn:
+        for s in SHOP_SETUP:
+            conn.execute(s)
+    return name
+
+
 @pytest.fixture
-def pg_db(pg_db_factory):
+def pg_db(pg_db_factory, shop_template):
     """A small shop database on the real embedded server."""
-    return pg_db_factory(SHOP_SETUP)
+    return pg_db_factory(template=shop_template)
 
 
 @pytest.fixture
