@@ -1,11 +1,13 @@
 """Shared fixtures: a real embedded PostgreSQL per test session, fresh databases per test, no LLM.
 
 Databases are never mocked. Each session gets its own ACTSAGENT_HOME, so tests never touch
-a user's embedded server or caches.
+a user's embedded server or caches. Under pytest-xdist (``-n 2``) each worker is a session of its own:
+its own home, hence its own embedded server, databases and files.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import uuid
@@ -14,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-_HOME = Path(os.environ.get("ACTSAGENT_TEST_HOME") or tempfile.mkdtemp(prefix="actsagent-test-"))
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... under pytest-xdist, else ""
+_HOME = (
+    Path(os.environ["ACTSAGENT_TEST_HOME"]) / _WORKER
+    if os.environ.get("ACTSAGENT_TEST_HOME")
+    else Path(tempfile.mkdtemp(prefix=f"actsagent-test-{_WORKER}"))
+)
 os.environ["ACTSAGENT_HOME"] = str(_HOME)
 # No test may reach a real model by accident: drop credentials, point any client at a dead port.
 for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"):
@@ -29,11 +36,36 @@ MODEL_PATH = SHARED / "models" / "all-MiniLM-L6-v2-onnx-int8"
 os.environ.setdefault("ACTSAGENT_EMBED_MODEL_PATH", str(MODEL_PATH))
 
 
+# Durability is not under test: the session's own server skips fsync, so creating and dropping a database
+# per test costs no disk flushes (changed at run time, and only on the tests' own server).
+_NO_FLUSH = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
 @pytest.fixture(scope="session")
 def pg_admin_url() -> Iterator[str]:
-    from actsagent.db import embedded
+    from actsagent.db import admin, embedded
 
-    yield embedded.server_url("postgres")
+    url = embedded.server_url("postgres")
+    with admin.connect(url) as conn:
+        for name, value in _NO_FLUSH.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = {value}")
+        conn.execute("SELECT pg_reload_conf()")
+    yield url
+
+
+def _build_cli_once() -> None:
+    """typer's CliRunner builds the click command tree from the type hints of every command on each invoke
+    (about 0.1 s for actsagent's): the tree of ``actsagent.cli.app`` is fixed at import, so build it once."""
+    import typer.testing
+
+    from actsagent.cli import app
+
+    build = typer.testing._get_command
+    root = functools.cache(lambda: build(app))
+    typer.testing._get_command = lambda typer_app: root() if typer_app is app else build(typer_app)
+
+
+_build_cli_once()
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
@@ -49,15 +81,16 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
 @pytest.fixture
 def pg_db_factory(pg_admin_url: str) -> Iterator:
-    """Create fresh databases on the embedded server, with setup SQL; dropped after the test."""
+    """Create fresh databases on the embedded server (empty or a copy of ``template``), with setup SQL; dropped
+    after the test."""
     from actsagent.db import admin
     from actsagent.db.postgres import PostgresDatabase
 
     made: list[tuple[str, PostgresDatabase]] = []
 
-    def make(setup: list[str] | str = (), **kwargs) -> PostgresDatabase:
+    def make(setup: list[str] | str = (), *, template: str | None = None, **kwargs) -> PostgresDatabase:
         name = f"t_{uuid.uuid4().hex[:12]}"
-        admin.create_database(pg_admin_url, name)
+        admin.create_database(pg_admin_url, name, template=template)
         url = pg_admin_url.replace("/postgres?", f"/{name}?")  # the URL form the embedded server gives
         stmts = [setup] if isinstance(setup, str) else list(setup)
         if stmts:
@@ -74,10 +107,23 @@ def pg_db_factory(pg_admin_url: str) -> Iterator:
         admin.drop_database(pg_admin_url, name)
 
 
+@pytest.fixture(scope="session")
+def shop_template(pg_admin_url: str) -> str:
+    """The shop, built once per session; each ``pg_db`` is a fresh copy of it (CREATE DATABASE ... TEMPLATE)."""
+    from actsagent.db import admin
+
+    name = f"t_shop_{uuid.uuid4().hex[:8]}"
+    admin.create_database(pg_admin_url, name)
+    with admin.connect(admin.url_for(pg_admin_url, name)) as conn:
+        for s in SHOP_SETUP:
+            conn.execute(s)
+    return name
+
+
 @pytest.fixture
-def pg_db(pg_db_factory):
+def pg_db(pg_db_factory, shop_template):
     """A small shop database on the real embedded server."""
-    return pg_db_factory(SHOP_SETUP)
+    return pg_db_factory(template=shop_template)
 
 
 @pytest.fixture
