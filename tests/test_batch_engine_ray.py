@@ -65,7 +65,8 @@ def test_300_spider_pairs_get_the_same_verdicts_on_both_engines(tmp_path, ray_ad
     local = clean_file(src, tmp_path / "local" / "v.jsonl", workers=2, progress=False)
     on_ray = clean_file(src, tmp_path / "ray" / "v.jsonl", engine=Engine(name="ray", workers=2), progress=False)
     a, b = _verdicts(tmp_path / "local" / "v.jsonl"), _verdicts(tmp_path / "ray" / "v.jsonl")
-    assert sorted(a) == sorted(ids) and a == b
+    assert sorted(a) == sorted(ids) and sorted(b) == sorted(ids)
+    assert {k: (a[k], b[k]) for k in ids if a[k] != b[k]} == {}  # the pairs whose verdicts differ, if any
     assert {v[0] for v in a.values()} == {"kept", "repaired", "rejected"}  # every kind of verdict is compared
     keys = ("pairs", "kept", "repaired", "rejected", "usable_after_cleaning_pct")
     assert {k: local.summary[k] for k in keys} == {k: on_ray.summary[k] for k in keys}
@@ -79,13 +80,13 @@ def _part_records(log: ResultLog) -> list[dict]:
     return [r for p in parts for r in ResultLog(p).records()]
 
 
-def _wait_for(child: subprocess.Popen, log: ResultLog, n: int, timeout_s: float = 240) -> list[dict]:
+def _wait_for(child: subprocess.Popen, log: ResultLog, n: int, timeout_s: float = 240) -> None:
+    """Until the partitions hold ``n`` distinct pairs (a retried batch writes some twice)."""
     deadline = time.monotonic() + timeout_s
-    while len(recs := _part_records(log)) < n:
+    while len(done := {r["id"] for r in _part_records(log)}) < n:
         assert child.poll() is None, child.stderr.read().decode()[-2000:] if child.stderr else ""
-        assert time.monotonic() < deadline, f"only {len(recs)} of {n} records after {timeout_s}s"
+        assert time.monotonic() < deadline, f"only {len(done)} of {n} pairs after {timeout_s}s"
         time.sleep(0.1)
-    return recs
 
 
 def test_killed_worker_and_killed_driver_then_a_rerun_give_every_pair_once(tmp_path, ray_address):
@@ -106,14 +107,16 @@ def test_killed_worker_and_killed_driver_then_a_rerun_give_every_pair_once(tmp_p
     finally:
         if child.poll() is None:
             child.kill()
-    first = {str(r["id"]): r for r in _part_records(log)}
+    first: dict[str, list[dict]] = {}
+    for r in _part_records(log):
+        first.setdefault(str(r["id"]), []).append(r)
     assert 8 <= len(first) < len(ids) and not out.exists()  # the driver died before merging
     clean_file(src, out, engine=Engine(name="ray", workers=2), progress=False)
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert sorted(str(r["id"]) for r in recs) == sorted(ids)  # every pair exactly once
     for r in recs:  # what the first run finished was kept as it was, not redone
         if str(r["id"]) in first:
-            assert r == first[str(r["id"])]
+            assert r in first[str(r["id"])]
     assert not log.parts_dir.exists()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, Protocol
 
@@ -97,9 +98,6 @@ class _PartitionWriter:
             out.append(rec)
         return out
 
-    def pid(self) -> int:
-        return os.getpid()
-
 
 def _run_ray(
     make_worker: Callable[[], BatchWorker], items: Sequence[Any], log: ResultLog, *, engine: Engine, name: str
@@ -114,16 +112,20 @@ def _run_ray(
     actor_cls = ray.remote(num_cpus=1, max_restarts=RETRIES, max_task_retries=RETRIES)(_PartitionWriter)
     run = uuid.uuid4().hex[:8]
     actors = [actor_cls.remote(make_worker, str(log.path), log.key, f"{name}-{run}-{i}") for i in range(engine.workers)]
-    batches = [list(items[i : i + engine.batch]) for i in range(0, len(items), engine.batch)]
+    batches = deque(list(items[i : i + engine.batch]) for i in range(0, len(items), engine.batch))
     running: dict[Any, Any] = {}  # call -> actor
+
+    def give(actor: Any) -> None:
+        if batches:
+            running[actor.run.remote(batches.popleft())] = actor
+
     try:
-        while batches or running:
-            for actor in actors:  # two calls per actor: the next batch is queued while one runs
-                while batches and sum(a is actor for a in running.values()) < 2:
-                    running[actor.run.remote(batches.pop(0))] = actor
+        for actor in actors * 2:  # two calls per actor: its next batch waits while one runs
+            give(actor)
+        while running:
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
-                running.pop(ref)
+                give(running.pop(ref))
                 try:
                     recs = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:  # the worker raised (no LLM, database gone): one line
