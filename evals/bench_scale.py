@@ -23,34 +23,18 @@ from pathlib import Path
 from typing import NamedTuple
 
 from actsagent.batch_engine import Engine, run_batch
-from actsagent.benchmarks import data_root
+from actsagent.benchmarks import spider_pairs
 from actsagent.clean import Cleaner, read_pairs
 from actsagent.reporting import ResultLog
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "evals" / "out" / "scale"
-PARTIAL_DBS = {"wta_1"}  # rebuilt, partial (realerrors README)
 CONFIGS = [("local", 1), ("ray", 1), ("local", 2), ("ray", 2)]
 TARGET_PAIRS = 10_000_000
 
 
 def build_input(system: str, n: int, path: Path, *, postgres: bool) -> int:
-    from actsagent.benchmarks import pg_copy
-
-    spider = data_root() / "spider_dev"
-    questions = json.loads((spider / "questions.json").read_text())
-    preds = json.loads((spider / "predictions" / f"{system}.json").read_text())
-    rows: list[dict] = []
-    dbs: dict[str, str] = {}
-    for q, sql in zip(questions, preds, strict=True):
-        if q["db_id"] in PARTIAL_DBS or not sql.strip():
-            continue
-        file = spider / "databases" / q["db_id"] / f"{q['db_id']}.sqlite"
-        if q["db_id"] not in dbs:
-            dbs[q["db_id"]] = pg_copy(file, f"spider_{q['db_id']}") if postgres else str(file)
-        rows.append({"id": q["idx"], "question": q["question"], "sql": sql, "db": dbs[q["db_id"]]})
-        if len(rows) == n:
-            break
+    rows = spider_pairs(system, n, on_postgres=postgres)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return len(rows)

@@ -17,14 +17,13 @@ from pathlib import Path
 import pytest
 
 from actsagent.batch_engine import Engine
-from actsagent.benchmarks import data_root, pg_copy
+from actsagent.benchmarks import spider_pairs
 from actsagent.clean import clean_file
 from actsagent.reporting import ResultLog
 
 ray = pytest.importorskip("ray", reason="the Ray engine's tests need the extra actsagent[ray]")
 
 SYSTEM = "DAIL-SQL_GPT-4"  # real model-written SQL for Spider dev: mostly right, some repairable, some not
-PARTIAL_DBS = {"wta_1"}  # rebuilt, partial (realerrors README)
 
 
 @pytest.fixture(scope="module")
@@ -35,20 +34,7 @@ def ray_address():
 
 
 def _spider_pairs(path: Path, n: int, *, on_postgres: bool) -> list[str]:
-    """The first ``n`` Spider dev pairs (question, predicted SQL) on the SQLite files or their PostgreSQL copies."""
-    spider = data_root() / "spider_dev"
-    questions = json.loads((spider / "questions.json").read_text())
-    preds = json.loads((spider / "predictions" / f"{SYSTEM}.json").read_text())
-    rows, dbs = [], {}
-    for q, sql in zip(questions, preds, strict=True):
-        if q["db_id"] in PARTIAL_DBS or not sql.strip():
-            continue
-        file = spider / "databases" / q["db_id"] / f"{q['db_id']}.sqlite"
-        if q["db_id"] not in dbs:
-            dbs[q["db_id"]] = pg_copy(file, f"spider_{q['db_id']}") if on_postgres else str(file)
-        rows.append({"id": q["idx"], "question": q["question"], "sql": sql, "db": dbs[q["db_id"]]})
-        if len(rows) == n:
-            break
+    rows = spider_pairs(SYSTEM, n, on_postgres=on_postgres)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return [str(r["id"]) for r in rows]
 
