@@ -1,11 +1,16 @@
 """Text-to-SQL with the agent (``actsagent.agent.ask``) on Spider dev and BIRD dev: execution accuracy,
 LLM calls, tokens and time per question.
 
-Axes: benchmark (spider_dev | bird_dev), engine (sqlite: the benchmark's files | postgres: the
-same files loaded into the embedded server, foreign keys included), mode (single_shot | linear |
-tree), hints (BIRD evidence appended to the question; original set only), variant (original |
-degraded, from ``evals/make_degraded.py``), knowledge base (off | on: the agent sees only the
-knowledge base's retrieved context, ``kb.scoped.KbScopedDatabase``, at ``--kb-budget`` characters).
+Axes: benchmark (spider_dev | bird_dev | both, ``spider_dev,bird_dev``), engine (sqlite: the
+benchmark's files | postgres: the same files loaded into the embedded server, foreign keys included),
+mode (single_shot | linear | tree), hints (BIRD evidence appended to the question; original set only),
+variant (original | degraded, from ``evals/make_degraded.py``), knowledge base (off | on: every prompt
+takes its schema context from the knowledge base's retrieval for its request and SQL,
+``ToolContext.schema_source="kb"``, at ``--kb-budget`` characters; built on first use).
+
+``--sample N --seed S`` draws N questions at random from the benchmarks' pooled questions; the draw
+depends only on the seed, the benchmarks and ``--paired`` (draw from questions both the original and
+the degraded set hold), so every system run with the same three answers the same questions.
 
 Gold results come from the gold SQL on the variant's SQLite file; the prediction runs on the
 chosen engine with a large row cap; they are compared with the benchmark's metric
@@ -13,7 +18,8 @@ chosen engine with a large row cap; they are compared with the benchmark's metri
 question is appended to ``<out>/bench_ask_<config>.jsonl``, so an interrupted run resumes.
 
     python evals/bench_ask.py --bench bird_dev --engine sqlite --mode tree [--hints] [--variant degraded] [--kb]
-                              [--limit N | --sample N --seed S] [--model NAME] [--out evals/out]
+                              [--limit N | --sample N --seed S [--paired]] [--workers W] [--model NAME] [--out evals/out]
+    python evals/bench_ask.py --compare ORIGINAL.jsonl DEGRADED.jsonl [OTHER.jsonl ...]   # one table
 
 It needs an LLM (``OPENAI_API_KEY``/``OPENAI_BASE_URL``, or ``--model`` on the configured endpoint);
 ``run_bench(..., model=...)`` takes any ChatModel (the tests pass a scripted one).
@@ -26,6 +32,7 @@ import hashlib
 import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,10 +56,14 @@ class AskConfig(BaseModel):
     sample: int | None = None
     idx: list[int] | None = None  # only these questions (their ``idx``)
     seed: int = 0
+    paired: bool = False  # draw only from questions both the original and the degraded set hold
+
+    def benches(self) -> list[str]:
+        return [b.strip() for b in self.bench.split(",") if b.strip()]
 
     def tag(self) -> str:
         parts = [
-            self.bench,
+            "+".join(self.benches()),
             self.engine,
             self.mode,
             self.variant,
@@ -66,59 +77,71 @@ def check_config(cfg: AskConfig) -> None:
     from actsagent.benchmarks import BENCHMARKS
     from actsagent.errors import UserError
 
-    if cfg.bench not in BENCHMARKS:
-        raise UserError(f"--bench must be one of {', '.join(BENCHMARKS)}")
+    if not cfg.benches() or any(b not in BENCHMARKS for b in cfg.benches()):
+        raise UserError(f"--bench must be one or more (comma-separated) of {', '.join(BENCHMARKS)}")
     if cfg.engine not in ("sqlite", "postgres"):
         raise UserError("--engine must be sqlite or postgres")
     if cfg.mode not in MODES:
         raise UserError(f"--mode must be one of {', '.join(MODES)}")
     if cfg.variant not in ("original", "degraded"):
         raise UserError("--variant must be original or degraded")
-    if cfg.hints and (cfg.variant == "degraded" or cfg.bench != "bird_dev"):
+    if cfg.hints and (cfg.variant == "degraded" or cfg.benches() != ["bird_dev"]):
         raise UserError("--hints needs BIRD's original set (the degraded set has no hints, Spider none at all)")
 
 
 def questions(cfg: AskConfig, root: Path, degraded_dir: Path):
+    """The configuration's questions: all of its benchmarks', narrowed by ``idx``, the seeded draw, ``limit``."""
     from actsagent.benchmarks import load_questions
     from actsagent.degrade import load_degraded_questions
 
-    qs = (
-        load_questions(root, cfg.bench)
-        if cfg.variant == "original"
-        else load_degraded_questions(degraded_dir, cfg.bench)
-    )
+    qs = []
+    for bench in cfg.benches():
+        mine = (
+            load_questions(root, bench) if cfg.variant == "original" else load_degraded_questions(degraded_dir, bench)
+        )
+        if cfg.paired:
+            other = load_degraded_questions(degraded_dir, bench) if cfg.variant == "original" else None
+            both = {q.key for q in (other if other is not None else load_questions(root, bench))}
+            mine = [q for q in mine if q.key in both]
+        qs += sorted(mine, key=lambda q: q.idx)
     if cfg.idx is not None:
         qs = [q for q in qs if q.idx in set(cfg.idx)]
     if cfg.sample and cfg.sample < len(qs):
-        qs = sorted(random.Random(f"{cfg.seed}|{cfg.tag()}").sample(qs, cfg.sample), key=lambda q: q.idx)
+        draw = f"{cfg.seed}|{'+'.join(cfg.benches())}|{'paired' if cfg.paired else 'all'}"
+        picked = set(random.Random(draw).sample(range(len(qs)), cfg.sample))
+        qs = [q for i, q in enumerate(qs) if i in picked]
     return qs[: cfg.limit] if cfg.limit else qs
 
 
 class _Databases:
-    """One open database per db_id for the run (PostgreSQL copies loaded once and kept)."""
+    """One open database per (benchmark, db_id) for the run (PostgreSQL copies loaded once and kept)."""
 
     def __init__(self, cfg: AskConfig, files: Path) -> None:
         self.cfg, self.files, self.open = cfg, files, {}
+        self.lock = threading.Lock()
 
-    def path(self, db_id: str) -> Path:
+    def path(self, bench: str, db_id: str) -> Path:
         from actsagent.benchmarks import db_path
 
-        return db_path(self.files, self.cfg.bench, db_id)
+        return db_path(self.files, bench, db_id)
 
-    def get(self, db_id: str):
-        if db_id not in self.open:
-            if self.cfg.engine == "sqlite":
-                from actsagent.db.sqlite import SqliteDatabase
+    def get(self, bench: str, db_id: str):
+        with self.lock:
+            if (bench, db_id) not in self.open:
+                self.open[(bench, db_id)] = self._open(bench, db_id)
+            return self.open[(bench, db_id)]
 
-                self.open[db_id] = SqliteDatabase(self.path(db_id))
-            else:
-                from actsagent.benchmarks import pg_copy
-                from actsagent.db.postgres import PostgresDatabase
+    def _open(self, bench: str, db_id: str):
+        if self.cfg.engine == "sqlite":
+            from actsagent.db.sqlite import SqliteDatabase
 
-                digest = hashlib.sha1(str(self.path(db_id).resolve()).encode()).hexdigest()[:6]
-                name = f"bench_{self.cfg.variant[:4]}_{db_id}_{digest}"[:63]
-                self.open[db_id] = PostgresDatabase(pg_copy(self.path(db_id), name))
-        return self.open[db_id]
+            return SqliteDatabase(self.path(bench, db_id))
+        from actsagent.benchmarks import pg_copy
+        from actsagent.db.postgres import PostgresDatabase
+
+        digest = hashlib.sha1(str(self.path(bench, db_id).resolve()).encode()).hexdigest()[:6]
+        name = f"bench_{self.cfg.variant[:4]}_{db_id}_{digest}"[:63]
+        return PostgresDatabase(pg_copy(self.path(bench, db_id), name))
 
     def close(self) -> None:
         for db in self.open.values():
@@ -133,20 +156,15 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
     from actsagent.guard import Policy, run_guarded
 
     rec: dict[str, Any] = {"key": q.key, "db": q.db_id, "idx": q.idx, "difficulty": q.difficulty}
-    ok, gold = run_sqlite(dbs.path(q.db_id), q.gold_sql)
+    ok, gold = run_sqlite(dbs.path(q.bench, q.db_id), q.gold_sql)
     if not ok:
         rec.update(outcome="gold_error", error=str(gold)[:300])
         return rec
-    db = dbs.get(q.db_id)
+    db = dbs.get(q.bench, q.db_id)
     question = f"{q.question}\nHint: {q.evidence}" if cfg.hints and q.evidence else q.question
-    target = db
     t0 = time.perf_counter()
-    if cfg.kb:
-        r = kb.retriever(db)
-        ctx = r.retrieve(question, budget_chars=cfg.kb_budget)
-        from actsagent.kb.scoped import KbScopedDatabase
-
-        target = KbScopedDatabase(db, ctx, r.kb)
+    if cfg.kb:  # what retrieval finds for the question alone (each prompt retrieves for its own SQL too)
+        ctx = kb.retriever(db).retrieve(question, budget_chars=cfg.kb_budget)
         rec["kb"] = {
             "tables": len(ctx.tables),
             "columns": len(ctx.columns),
@@ -155,7 +173,15 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
             "completeness": ctx.completeness,
             "iterations": ctx.iterations,
         }
-    run = agent.ask(question, target, model=model, mode=cfg.mode, budget=Budget(max_nodes=cfg.max_nodes))
+    run = agent.ask(
+        question,
+        db,
+        model=model,
+        mode=cfg.mode,
+        budget=Budget(max_nodes=cfg.max_nodes),
+        schema_source="kb" if cfg.kb else "listing",
+        kb_budget=cfg.kb_budget,
+    )
     rec["wall_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     rec.update(
         status=run.status,
@@ -172,7 +198,7 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
     if not res.ok:
         rec.update(outcome="exec_error", match=False, error=res.message[:300])
         return rec
-    match = same_result(gold, res.rows, bench=cfg.bench, gold_sql=q.gold_sql)
+    match = same_result(gold, res.rows, bench=q.bench, gold_sql=q.gold_sql)
     rec.update(outcome="match" if match else "wrong_result", match=match)
     return rec
 
@@ -184,27 +210,38 @@ def run_bench(
     out: Path,
     root: Path | None = None,
     degraded_dir: Path | None = None,
+    workers: int = 1,
+    kb_only: bool = False,
     log=lambda m: None,
 ) -> tuple[list[dict], Path]:
-    """Run (or resume) one configuration; returns every record of the log and its path."""
+    """Run (or resume) one configuration; returns every record of the log and its path. ``kb_only``:
+    only build the knowledge bases the drawn questions need (so parallel runs never build one twice)."""
+    from actsagent import kb
     from actsagent.benchmarks import data_root
     from actsagent.errors import UserError
-    from actsagent.reporting import ResultLog
+    from actsagent.reporting import ResultLog, run_in_pool
 
     check_config(cfg)
-    if model is None:
+    if model is None and not kb_only:
         raise UserError("bench_ask needs an LLM: set OPENAI_API_KEY/OPENAI_BASE_URL or pass --model")
     root = root or data_root()
     degraded_dir = degraded_dir or ROOT / "evals" / "out" / "degraded"
     files = root if cfg.variant == "original" else degraded_dir
     qs = questions(cfg, root, degraded_dir)
     rlog = ResultLog(out / f"bench_ask_{cfg.tag()}.jsonl", key="key")
-    todo = rlog.pending(qs, lambda q: q.key)
+    todo = qs if kb_only else rlog.pending(qs, lambda q: q.key)
     log(f"{cfg.tag()}: {len(qs) - len(todo)} done, {len(todo)} to run")
     dbs = _Databases(cfg, files)
     try:
-        for q in todo:
-            rlog.append(one(cfg, q, dbs, model))
+        if cfg.kb or kb_only:  # build missing knowledge bases one at a time, before the questions run in parallel
+            for bench, db_id in sorted({(q.bench, q.db_id) for q in todo}):
+                kb.retriever(dbs.get(bench, db_id))
+                log(f"knowledge base of {bench}/{db_id} ready")
+        if kb_only:
+            return [], rlog.path
+        for i, rec in enumerate(run_in_pool(lambda q: one(cfg, q, dbs, model), todo, workers=workers, name="ask"), 1):
+            rlog.append(rec)
+            log(f"{cfg.tag()}: {i}/{len(todo)} {rec['key']} {rec.get('outcome')}")
     finally:
         dbs.close()
     wanted = {q.key for q in qs}
@@ -252,9 +289,76 @@ def summarise(cfg: AskConfig, records: list[dict]):
     rep.tables.append(ReportTable(title="Outcomes", columns=["outcome", "questions"], rows=sorted(outcomes.items())))
     if cfg.kb:
         rep.notes.append(
-            f"with the knowledge base: the agent saw only the retrieved context ({cfg.kb_budget} chars "
-            f"budget), rendered by the agent's own schema listing (so its prompts may be a little longer)"
+            f"with the knowledge base: every prompt showed the knowledge base's retrieval for its request and SQL "
+            f"({cfg.kb_budget} chars budget) instead of the schema listing"
         )
+    return rep
+
+
+def compare(paths: list[Path]):
+    """One table over several runs' logs, on the questions every log answered: accuracy, LLM calls,
+    tokens and time per question, and (from the third log on) the share of the accuracy the second
+    (degraded) lost against the first (original) that it recovers; then each question's outcome."""
+    from actsagent.errors import UserError
+    from actsagent.reporting import Report, ReportTable, ResultLog
+
+    if len(paths) < 2:
+        raise UserError("--compare needs at least two result logs (the original run first, the degraded second)")
+    for p in paths:
+        if not p.is_file():
+            raise UserError(f"no result log at {p}")
+    names = [p.stem.removeprefix("bench_ask_") for p in paths]
+    parts = [n.split("_") for n in names]
+    shared = next((i for i, ws in enumerate(zip(*parts)) if len(set(ws)) > 1), min(map(len, parts)) - 1)
+    runs = {  # named without the words every run shares (benchmarks, engine)
+        "_".join(w for w in ws[shared:] if w != "nohints"): {r["key"]: r for r in ResultLog(p, key="key").records()}
+        for ws, p in zip(parts, paths)
+    }
+    if len(runs) < len(paths):
+        raise UserError("--compare got the same result log twice")
+    keys = set.intersection(*(set(r) for r in runs.values()))
+    keys = {k for k in keys if all(r[k].get("outcome") != "gold_error" for r in runs.values())}
+    if not keys:
+        raise UserError("the logs have no scored question in common")
+    order = sorted(keys, key=lambda k: (k.split(":")[0], int(k.split(":")[1])))
+    first = next(iter(runs.values()))
+    acc = {n: 100 * sum(bool(r[k].get("match")) for k in order) / len(order) for n, r in runs.items()}
+    base, floor = list(acc.values())[:2]
+    rows = []
+    for i, (n, r) in enumerate(runs.items()):
+        recs = [r[k] for k in order]
+        lost = base - floor
+        recovered = round(100 * (acc[n] - floor) / lost, 1) if i >= 2 and lost > 0 else ""
+        rows.append(
+            [
+                n,
+                len(recs),
+                round(acc[n], 1),
+                recovered,
+                round(statistics.mean(x.get("llm_calls", 0) for x in recs), 2),
+                round(statistics.mean(x.get("prompt_tokens", 0) + x.get("completion_tokens", 0) for x in recs)),
+                round(statistics.mean(x.get("wall_ms", 0.0) for x in recs) / 1000, 1),
+            ]
+        )
+    rep = Report(name="Ask comparison", config={"logs": [str(p) for p in paths]})
+    rep.summary.update({"questions": len(order), "question_ids": ",".join(order)})
+    rep.tables.append(
+        ReportTable(
+            title="Systems on the same questions",
+            columns=["system", "questions", "EX %", "loss recovered %", "LLM calls/q", "tokens/q", "s/q"],
+            rows=rows,
+        )
+    )
+    rep.tables.append(
+        ReportTable(
+            title="Each question (1: same result as the gold SQL)",
+            columns=["question", "db", *runs],
+            rows=[[k, first[k]["db"]] + [int(bool(r[k].get("match"))) for r in runs.values()] for k in order],
+        )
+    )
+    rep.notes.append(
+        "loss recovered: (EX of the system - EX of the second log) / (EX of the first log - EX of the second log)"
+    )
     return rep
 
 
@@ -273,9 +377,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--sample", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--paired", action="store_true", help="draw from questions in both the original and degraded set")
+    ap.add_argument("--workers", type=int, default=1, help="questions asked at a time")
     ap.add_argument("--model", default=None, help="a model name on the configured endpoint")
     ap.add_argument("--out", type=Path, default=ROOT / "evals" / "out")
+    ap.add_argument("--compare", type=Path, nargs="+", help="result logs to tabulate together (no run)")
+    ap.add_argument(
+        "--build-kb-only", action="store_true", help="build the drawn questions' knowledge bases, then stop"
+    )
     args = ap.parse_args(argv)
+    if args.compare:
+        try:
+            rep = compare(args.compare)
+        except ActsagentError as e:
+            print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+            return 2
+        jp, mp = rep.write(args.out, "bench_ask_compare")
+        print(rep.to_markdown())
+        print(f"wrote {jp} and {mp}", file=sys.stderr)
+        return 0
     try:
         cfg = AskConfig(**{k: v for k, v in vars(args).items() if k in AskConfig.model_fields})
         from actsagent.llm import LLMConfig, RoleModels, get_chat_model
@@ -287,7 +407,16 @@ def main(argv: list[str] | None = None) -> int:
             if args.model
             else get_chat_model()
         )
-        records, path = run_bench(cfg, model=model, out=args.out, log=lambda m: print(m, file=sys.stderr))
+        records, path = run_bench(
+            cfg,
+            model=model,
+            out=args.out,
+            workers=args.workers,
+            kb_only=args.build_kb_only,
+            log=lambda m: print(m, file=sys.stderr),
+        )
+        if args.build_kb_only:
+            return 0
     except (ActsagentError, ValueError) as e:
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2

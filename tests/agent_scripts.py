@@ -15,6 +15,12 @@ def user_text(messages: list[dict]) -> str:
     return "\n".join(m["content"] for m in messages if m["role"] == "user")
 
 
+def judged_sql(messages: list[dict]) -> str:
+    """The SQL a judge prompt judges (the request and the user's faulty SQL are shown beside it)."""
+    text = user_text(messages)
+    return text.split("SQL to judge:", 1)[-1].split("\nResult:", 1)[0]
+
+
 def phase_of(messages: list[dict]) -> str:
     m = re.search(r"Phase: (\w+)", user_text(messages))
     return m.group(1) if m else ""
@@ -32,13 +38,15 @@ def failed_of(messages: list[dict]) -> str | None:
 
 def scores(n: int, reason: str = "", entail: int | None = None) -> dict[str, Any]:
     s = {"score": n, "reason": reason}
+    e = entail if entail is not None else n
     return {
         "columns": s,
         "granularity": s,
         "joins": s,
         "logic": s,
-        "entailment": {"score": entail if entail is not None else n, "reason": reason},
+        "entailment": {"score": e, "reason": reason},
         "issues": [],
+        "verdict": "correct" if min(n, e) >= 6 else "wrong",
     }
 
 

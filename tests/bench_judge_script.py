@@ -108,7 +108,7 @@ def script(messages: list[dict], role: str, response_model: Any) -> Any:
         second = "means reading two" in text  # the minimal edit's reading, and the direct rewrite's
         return {"sql": task[1] if second else task[0], "rationale": "scripted candidate"}
     if name == "JudgeScores":
-        shown = text.split("SQL:", 1)[-1]  # the judged SQL comes first after its heading; the request may quote others
+        shown = text.split("SQL to judge:", 1)[-1]  # the judged SQL comes first after its heading
         found = sorted((shown.find(s), s) for s in JUDGE if s in shown)
         assert found, "the judge prompt shows none of the scripted candidates"
         return scores(JUDGE[found[0][1]], "scripted verdict")

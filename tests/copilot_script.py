@@ -56,7 +56,10 @@ _AMBIGUITY = {
         }
     ]
 }
-_PASS = {k: {"score": 9, "reason": "fits"} for k in ("columns", "granularity", "joins", "logic", "entailment")}
+_PASS = {
+    **{k: {"score": 9, "reason": "fits"} for k in ("columns", "granularity", "joins", "logic", "entailment")},
+    "verdict": "correct",
+}
 
 
 def _ask(messages: list[dict]) -> str:

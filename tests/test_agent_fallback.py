@@ -12,7 +12,7 @@ def test_no_llm_unknown_column_is_refined_by_safeql(pg_db):
     assert run.status == "best_effort"  # executes, but nothing verified its meaning
     assert run.final_sql == "SELECT name FROM customers WHERE country = 'DE'"
     assert run.result.rows == [["Ada"]]
-    assert run.verdict["method"] == "execution_only"
+    assert run.verdict.method == "execution_only"
     assert any("no LLM configured" in n and "an LLM would add" in n for n in run.notes)
     assert run.usage.llm_calls == 0
 
@@ -20,17 +20,21 @@ def test_no_llm_unknown_column_is_refined_by_safeql(pg_db):
 def test_no_llm_syntax_error_gets_clause_localisation(pg_db):
     run = repair("customers from Germany", "SELECT name FROM customers WHERE country = = 'DE'", pg_db)
     split = next(n for n in run.tree.executed() if n.tool == "split_and_fix")
-    assert split.output["localisation"]["clause_at_error"] == "WHERE"
-    assert split.output["repaired_sql"] is None  # no model: localisation only
+    assert split.output.localisation.clause_at_error == "WHERE"
+    assert split.output.repaired_sql is None  # no model: localisation only
     assert run.status == "failed"
 
 
 def test_no_llm_working_query_passes_through(pg_db):
     events = list(stream("all customer names", "SELECT name FROM customers ORDER BY name", pg_db))
     assert next(e.type for e in events) == "plan" and events[-1].type == "final"
-    run = events[-1].data["run"]
-    assert run["status"] == "best_effort" and run["final_sql"] == "SELECT name FROM customers ORDER BY name"
-    assert [n["tool"] for n in run["tree"]["nodes"].values()] == ["run_sql", "generate_sql"]
+    run = events[-1].run
+    assert run.status == "best_effort" and run.final_sql == "SELECT name FROM customers ORDER BY name"
+    assert [n.tool for n in run.tree.nodes.values()] == ["run_sql", "generate_sql"]
+    # each node's start and end carry the tree as it then stood: the run's later changes are not in it
+    ends = [e for e in events if e.type == "node_end"]
+    assert [e.node.status for e in ends] == ["done", "accepted"]
+    assert ends[0].tree.nodes[ends[1].node_id].status == "pending"
 
 
 def test_ask_without_llm_says_it_needs_one(pg_db):
@@ -54,7 +58,7 @@ def test_no_llm_statement_list_localises_the_failing_statement(pg_db_factory):
     run = repair("stamp new loans", script, db, policy=Policy.sandbox())
     split = next(n for n in run.tree.executed() if n.tool == "split_and_fix")
     assert split.resolved_input["sql"] == script  # the whole list, not one statement tested alone
-    assert split.output["localisation"]["failing_statement"] == 2
+    assert split.output.localisation.failing_statement == 2
     assert "no clause fails" not in split.summary and "statement 2 of 2 fails" in split.summary
 
 
@@ -69,8 +73,8 @@ def test_no_llm_unreviewed_function_is_translated_by_safeql(pg_db):
     )
     nodes = run.tree.executed()
     assert [n.tool for n in nodes] == ["run_sql", "safeql_refine", "generate_sql"]
-    assert nodes[0].output["statements"][0]["error"]["engine"] == "guard"  # never sent to the database
-    assert nodes[1].output["status"] == "refined"
+    assert nodes[0].output.statements[0].error.engine == "guard"  # never sent to the database
+    assert nodes[1].output.status == "refined"
     assert run.status == "best_effort" and "strftime" not in run.final_sql.lower()
     assert check_sql(run.final_sql, "postgres").ok and run.result.rows == [["2024", 4]]
 

@@ -60,8 +60,8 @@ def test_ask_drafts_then_debugs(pg_db):
     assert run.status == "solved" and run.result.rows == [[3]]
     assert run.original_sql == "SELECT COUNT(*) FROM customer"
     assert run.original_checks.result("c1").status == "failed"  # the draft does not run
-    # draft, checks, plan, generate, judge, then the direct rewrite that agrees with the candidate
-    assert run.usage.llm_calls == 6 and run.verdict["confirmed"]
+    # draft, checks, plan, generate, judge, then the direct rewrite that agrees with the candidate, judged too
+    assert run.usage.llm_calls == 7 and run.verdict.confirmed
 
 
 def test_sandbox_repair_of_a_statement_list(pg_db):

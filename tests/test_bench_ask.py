@@ -142,3 +142,72 @@ def test_bad_configurations_are_refused(tmp_path):
     with pytest.raises(UserError, match="needs an LLM"):
         ba.run_bench(ba.AskConfig(), model=None, out=tmp_path)
     assert ba.main(["--mode", "fast", "--out", str(tmp_path)]) == 2
+
+
+def _degraded_subset(dst, root, keep_every: int) -> set[str]:
+    """A degraded set's question files holding every ``keep_every``-th question (the draw reads only these)."""
+    kept = set()
+    for bench in ("spider_dev", "bird_dev"):
+        qs = load_questions(root, bench)[::keep_every]
+        (dst / bench).mkdir(parents=True)
+        (dst / bench / "questions.json").write_text(json.dumps([q.model_dump() for q in qs]))
+        kept |= {q.key for q in qs}
+    return kept
+
+
+def test_the_paired_draw_is_the_same_for_every_system(tmp_path):
+    root = data_root()
+    kept = _degraded_subset(tmp_path / "degraded", root, keep_every=3)
+
+    def draw(**kw) -> list[str]:
+        cfg = ba.AskConfig(**{"bench": "spider_dev,bird_dev", "sample": 40, "seed": 7, **kw})
+        return [q.key for q in ba.questions(cfg, root, tmp_path / "degraded")]
+
+    base = draw(paired=True)
+    assert len(base) == 40 and set(base) <= kept
+    assert {k.split(":")[0] for k in base} == {"spider_dev", "bird_dev"}  # drawn over both benchmarks
+    for kw in ({"variant": "degraded"}, {"variant": "degraded", "kb": True, "mode": "single_shot"}, {"mode": "tree"}):
+        assert draw(paired=True, **kw) == base
+    assert draw(paired=True, seed=8) != base
+    assert not set(draw()) <= kept  # unpaired, the original draw also takes questions the degraded set lost
+
+
+def _log(path, outcomes: dict[str, bool], calls: int) -> None:
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "key": k,
+                    "db": "d",
+                    "match": m,
+                    "outcome": "match" if m else "wrong_result",
+                    "llm_calls": calls,
+                    "prompt_tokens": 100 * calls,
+                    "completion_tokens": 10,
+                    "wall_ms": 2000.0,
+                }
+            )
+            + "\n"
+            for k, m in outcomes.items()
+        )
+    )
+
+
+def test_compare_tabulates_the_shared_questions_and_the_loss_recovered(tmp_path, capsys):
+    keys = [f"spider_dev:{i}" for i in (1, 2, 3, 4)]
+    logs = [tmp_path / f"bench_ask_{n}.jsonl" for n in ("orig", "degr", "kb", "tree")]
+    _log(logs[0], dict(zip(keys, [True, True, True, False])) | {"bird_dev:9": True}, 2)  # 9: only here
+    _log(logs[1], dict(zip(keys, [True, False, False, False])), 2)
+    _log(logs[2], dict(zip(keys, [True, True, False, False])), 2)
+    _log(logs[3], dict(zip(keys, [True, True, True, True])), 9)
+    rep = ba.compare(logs)
+    assert rep.summary["question_ids"] == ",".join(keys)
+    rows = {r[0]: r for r in rep.tables[0].rows}
+    assert [rows[n][2] for n in ("orig", "degr", "kb", "tree")] == [75.0, 25.0, 50.0, 100.0]
+    assert rows["orig"][3] == "" and rows["kb"][3] == 50.0 and rows["tree"][3] == 150.0
+    assert rows["tree"][4] == 9 and rows["tree"][5] == 910 and rows["tree"][6] == 2.0
+    assert [r[0] for r in rep.tables[1].rows] == keys and rep.tables[1].rows[1][2:] == [1, 0, 1, 1]
+    assert ba.main(["--compare", *map(str, logs), "--out", str(tmp_path)]) == 0
+    assert "loss recovered" in capsys.readouterr().out
+    assert ba.main(["--compare", str(logs[0]), "--out", str(tmp_path)]) == 2
+    assert ba.main(["--compare", str(logs[0]), str(tmp_path / "missing.jsonl"), "--out", str(tmp_path)]) == 2

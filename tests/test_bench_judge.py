@@ -13,13 +13,16 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 from bench_judge_script import FIXTURES, JUDGE, SCORER_PASSES, SYSTEM, TASK_IDS
+from pydantic import ValidationError
 from test_birdcritic_runner import _root_with, _task_row
 
 from actsagent.birdcritic.judge_bench import draw, gold_passing, judge_figures, judged_candidates
 from actsagent.birdcritic.tasks import PublicTask
 from actsagent.graphs.models import AgentRun
 from actsagent.graphs.tree import PlanNode, PlanTree
+from actsagent.tools import GenerateSqlOutput, RunSqlOutput
 
 BENCH = Path(__file__).resolve().parents[1] / "evals" / "bench_judge.py"
 
@@ -68,14 +71,13 @@ def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp
         assert r["llm_calls"] >= 6 and r["tokens"] > 0
         cands = r["candidates"]
         assert len(cands) == 3 and [c["order"] for c in cands] == sorted(c["order"] for c in cands)
-        # the two readings' candidates, judged; then the second reading's direct rewrite, confirmed by agreement
-        assert [c["method"] for c in cands] == ["llm", "llm", "agreement"] and cands[2]["sql"] == cands[1]["sql"]
+        # the two readings' candidates, judged; then the second reading's direct rewrite, judged knowing it agrees
+        assert [c["method"] for c in cands] == ["llm", "llm", "llm"] and cands[2]["sql"] == cands[1]["sql"]
         for c in cands:
             (sql,) = c["sql"]
             assert c["label"]["passed"] is SCORER_PASSES[sql], (sql, c["label"])  # the scorer's verdict
-            assert c["passed"] is (JUDGE[sql] >= 6)  # the judge's verdict, or agreement with an accepted one
-            if c["method"] == "llm":
-                assert c["semantic_score"] == JUDGE[sql] and c["scores"]["joins"] == JUDGE[sql]
+            assert c["passed"] is (JUDGE[sql] >= 6)  # the judge's verdict
+            assert c["semantic_score"] == JUDGE[sql] and c["scores"]["joins"] == JUDGE[sql]
         (final,) = [c for c in cands if c["final"]]
         assert final["node"] == r["final_node"] and final["sql"] == r["final_sql"] and final["passed"]
         assert r["final"]["passed"] is SCORER_PASSES[final["sql"][0]] and r["final_judged"] is True
@@ -84,7 +86,7 @@ def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp
 
     report = json.loads((out / "bench_judge.json").read_text())
     s = report["summary"]
-    # 6 candidates: 4 accepted (2 by the judge, 2 by agreement); the scorer passes 3; 2 accepted ones pass
+    # 6 candidates: 4 accepted by the judge; the scorer passes 3; 2 accepted ones pass
     assert (s["candidates"], s["accepted"], s["scorer passed"], s["accepted and passed"]) == (6, 4, 3, 2)
     assert (s["accept rate %"], s["precision %"], s["recall %"]) == (66.67, 50.0, 66.67)
     assert (s["final answers passed"], s["final pass rate %"], s["final answers accepted by the judge"]) == (1, 50.0, 2)
@@ -123,9 +125,9 @@ def test_a_log_of_another_system_and_bad_options_are_refused(tmp_path, capsys):
 
 
 def _node(nid: str, order: int | None, verdict: dict | None, sql, tool: str = "generate_sql") -> PlanNode:
-    return PlanNode(
-        id=nid, tool=tool, order=order, status="done", verdict=verdict, output={"sql": sql} if sql is not None else None
-    )
+    ran = RunSqlOutput(ok=True, statements=[])
+    output = GenerateSqlOutput(sql=sql, source="llm", execution=ran) if sql is not None else None
+    return PlanNode(id=nid, tool=tool, order=order, status="done", verdict=verdict, output=output)
 
 
 def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
@@ -134,9 +136,15 @@ def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
         "method": "llm",
         "semantic_score": 4.2,
         "entailment_score": 3.0,
-        "scores": {"columns": {"score": 4, "reason": "x"}, "issues": ["not a dimension"]},
+        "scores": {
+            "columns": {"score": 4, "reason": "x"},
+            "granularity": {"score": 5},
+            "joins": {"score": 6},
+            "logic": {"score": 7},
+            "entailment": {"score": 3},
+            "issues": ["not a dimension"],
+        },
         "reasons": ["columns: x"],
-        "summary": "FAIL",
     }
     tree = PlanTree(
         nodes={
@@ -145,27 +153,29 @@ def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
                 "n2", 3, {"passed": True, "method": "execution_only"}, ["UPDATE t SET a = 1", "SELECT a FROM t"]
             ),
             "n1": _node("n1", 2, verdict, "SELECT 1"),
-            "n3": _node("n3", 4, {"passed": "yes"}, "SELECT 2"),  # not a verdict: ignored
             "n4": PlanNode(
                 id="n4",
                 tool="run_sql",
                 order=5,
                 status="done",
                 input={"sql": "SELECT 3"},
-                verdict={"passed": True, "method": "verify"},
-            ),  # a future verifying node: SQL from its input
+                verdict={"passed": True, "method": "checks"},
+            ),  # another verifying node: SQL from its input
         },
         root="n0",
     )
+    with pytest.raises(ValidationError):  # not a verdict: a node cannot carry it
+        _node("n3", 4, {"passed": "yes"}, "SELECT 2")
     run = AgentRun(status="solved", tree=tree, final_node="n2")
     cands = judged_candidates(run)
     assert [c.node for c in cands] == ["n1", "n2", "n4"]
     first, second, third = cands
     assert first.sql == ["SELECT 1"] and not first.passed and first.semantic_score == 4.2
-    assert first.scores == {"columns": 4.0} and first.reasons == ["columns: x"] and not first.final
+    assert first.scores == {"columns": 4.0, "granularity": 5.0, "joins": 6.0, "logic": 7.0, "entailment": 3.0}
+    assert first.reasons == ["columns: x"] and not first.final
     assert second.sql == ["UPDATE t SET a = 1", "SELECT a FROM t"] and second.passed and second.final
     assert second.method == "execution_only" and second.semantic_score is None
-    assert third.sql == ["SELECT 3"] and third.method == "verify"
+    assert third.sql == ["SELECT 3"] and third.method == "checks"
     assert judged_candidates(object()) == []  # not the agent: nothing judged
 
 

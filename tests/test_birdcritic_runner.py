@@ -251,9 +251,12 @@ def test_agent_adapter_with_a_scripted_model(tmp_path):
 
     model = ScriptedChatModel([{"sql": "SELECT to_char(CreationDate, 'FMHH24:MI:SS') FROM comments"}])
     system = AgentSystem("single_shot", model=model)
+    seen: list = []
+    system.on_event = lambda task_id, ev: seen.append((task_id, ev.type))
     report = run_benchmark("flash", system, tmp_path / "out", ids=["1"], workers=1, progress=False)
     rec = _records(tmp_path / "out")[0]
     assert rec["passed"] and rec["llm_calls"] == 1 and report.summary["llm_calls_total"] == 1
+    assert seen[0] == ("1", "node_start") and seen[-1] == ("1", "final")  # the agent's typed events, by task
     prompt = " ".join(str(m) for c in model.calls for m in c.messages)
     assert "CreationDate::time" in prompt  # the issue SQL and text reached the model...
     from actsagent.birdcritic.scorer import load_scoring_keys

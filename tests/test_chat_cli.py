@@ -15,7 +15,7 @@ from actsagent.demo import ensure_demo
 from actsagent.web.agent_bridge import AgentBridge
 from actsagent.web.answer import Answerer
 from actsagent.web.flow import DatabaseHandle, Flow
-from actsagent.web.store import ConversationStore
+from actsagent.web.store_sqlite import SqliteStore
 
 runner = CliRunner()
 
@@ -37,7 +37,7 @@ def test_chat_streams_steps_sql_rows_and_asks_back(tmp_path):
     model = copilot_model(answer="PAID leads.")
     out = io.StringIO()
     console = Console(file=out, width=140, color_system=None)
-    store = ConversationStore(tmp_path / "c.sqlite")
+    store = SqliteStore(tmp_path / "c.sqlite")
     session = ChatSession(
         Flow(DatabaseHandle(db), AgentBridge(model), Answerer(model)),
         store,

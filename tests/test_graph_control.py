@@ -234,8 +234,8 @@ def test_strict_policy_never_sends_forbidden_sql(pg_db):
     run = repair("remove the orders table", "SELECT * FROM orders", pg_db, model=model, budget=Budget(max_nodes=3))
     leaves = [n for n in run.tree.nodes.values() if n.tool == "generate_sql" and n.output]
     assert leaves and all(n.status == "refuted" for n in leaves)
-    err = leaves[0].output["execution"]["statements"][0]["error"]
-    assert err["error_class"] == "guard_rejected" and err["engine"] == "guard"
+    err = leaves[0].output.execution.statements[0].error
+    assert err.error_class == "guard_rejected" and err.engine == "guard"
     assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]
     assert run.status != "solved"
 
@@ -255,10 +255,11 @@ def test_plan_without_a_leaf_gets_one(pg_db):
 
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert run.status == "solved"
-    # the appended leaf, then its direct-rewrite sibling, which agrees with it (no planner call in between)
+    # the appended leaf, then its direct-rewrite sibling, which agrees with it (no planner call in between); the
+    # judge approves the rewrite knowing of the agreement, and the agreement then confirms both
     assert [n.tool for n in run.tree.executed()] == ["run_sql", "generate_sql", "generate_sql"]
     assert [n.input for n in run.tree.executed()][1:] == [{}, {"strategy": "rewrite"}]
-    assert run.verdict["confirmed"] and "same results as n2" in run.verdict["evidence"][0]
+    assert run.verdict.confirmed and "written independently" in run.verdict.evidence[0]
     assert sum(f.get("kind") == "invalid_decision" for f in run.model_failures) == 2
 
 

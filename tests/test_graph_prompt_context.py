@@ -105,9 +105,10 @@ def test_a_one_node_plan_runs_and_is_judged(pg_db):
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert run.status == "solved" and run.final_sql == GOOD and run.result.ok
     assert run.tree.nodes[run.tree.root].tool == "generate_sql"
-    assert run.tree.nodes[run.final_node].verdict["method"] == "llm"
-    # nothing checkable: the judged candidate is confirmed by its direct rewrite agreeing with it
-    assert seen == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL"]
+    assert run.tree.nodes[run.final_node].verdict.method == "llm"
+    # nothing checkable: the judged candidate is confirmed by its direct rewrite agreeing with it, once the judge
+    # (told of the agreement) approves the rewrite too
+    assert seen == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL", "JudgeScores"]
     assert len(run.tree.nodes) == 2 and run.tree.nodes["n1"].input == {"strategy": "rewrite"}
 
 

@@ -10,7 +10,17 @@ confirmed by its direct-rewrite sibling giving the same rows.
 from __future__ import annotations
 
 import pytest
-from agent_scripts import NO_CHECKS, failed_of, is_rewrite, options_of, phase_of, plan_nodes, scores, user_text
+from agent_scripts import (
+    NO_CHECKS,
+    failed_of,
+    is_rewrite,
+    judged_sql,
+    options_of,
+    phase_of,
+    plan_nodes,
+    scores,
+    user_text,
+)
 
 from actsagent.agent import repair
 from actsagent.graphs.models import Budget
@@ -122,7 +132,7 @@ def figure3_script(messages, role, response_model):
     if name == "RepairedSQL":
         return {"sql": OVERLAP, "explanation": "WHERE had a doubled AND"}
     if name == "JudgeScores":
-        if "COUNT(*)" in text:
+        if "COUNT(*)" in judged_sql(messages):
             return scores(3, "room B's bookings are on different days: a count is not an overlap", entail=2)
         return scores(9, "self-join on intersecting ranges answers the question")
     raise AssertionError(f"unexpected request {name}")
@@ -149,19 +159,22 @@ def test_figure3_rollback_after_refuted_branch_then_success(bookings_db):
     assert "more than one booking" in branches[0].hypothesis and "overlap" in branches[1].hypothesis
     # the count branch ran first and its candidate was refuted by the judge
     count_leaf = tree.nodes[branches[0].children[0]]
-    assert count_leaf.status == "refuted" and count_leaf.output["sql"] == COUNT_SQL
-    assert count_leaf.verdict["passed"] is False
+    assert count_leaf.status == "refuted" and count_leaf.output.sql == COUNT_SQL
+    assert count_leaf.verdict.passed is False
     # the alternative: first candidate does not parse, split_and_fix repairs it, the new leaf is accepted
     first_leaf = tree.nodes[branches[1].children[0]]
-    assert first_leaf.status == "refuted" and "AND AND" in first_leaf.output["sql"]
+    assert first_leaf.status == "refuted" and "AND AND" in first_leaf.output.sql
     split = tree.nodes[first_leaf.children[0]]
-    assert split.tool == "split_and_fix" and split.output["localisation"]["clause_at_error"] == "WHERE"
+    assert split.tool == "split_and_fix" and split.output.localisation.clause_at_error == "WHERE"
     final = tree.nodes[split.children[0]]
     assert final.status == "accepted" and run.final_node == final.id
-    # the repaired candidate's direct-rewrite sibling gave the same rows: each confirms the other
+    # the repaired candidate's direct-rewrite sibling gave the same rows: the judge approved it knowing that, and
+    # the agreement confirms both
     rewrite = tree.nodes[split.children[1]]
-    assert rewrite.input == {"strategy": "rewrite"} and rewrite.verdict["method"] == "agreement"
-    assert final.verdict["confirmed"] and f"same results as {rewrite.id}" in final.verdict["evidence"][0]
+    assert rewrite.input == {"strategy": "rewrite"} and rewrite.verdict.method == "llm"
+    assert rewrite.verdict.confirmed and final.verdict.confirmed
+    evidence = final.verdict.evidence[0]
+    assert f"{rewrite.id} (direct rewrite from the request" in evidence and "written independently" in evidence
     # the count reading's rewrite was planned beside its refuted leaf, but the planner moved to the other reading
     skipped = tree.nodes[branches[0].children[1]]
     assert skipped.input == {"strategy": "rewrite"} and skipped.status == "pending"
@@ -173,9 +186,7 @@ def test_figure3_rollback_after_refuted_branch_then_success(bookings_db):
     assert run.usage.llm_calls == len(model.calls)
     assert {e.type for e in events} >= {"plan", "node_start", "node_end", "candidate", "final"}
     plan_event = next(e for e in events if e.type == "plan")
-    assert (
-        "detect_ambiguities" in plan_event.data["text"] and plan_event.data["tree"][0]["tool"] == "detect_ambiguities"
-    )
+    assert "detect_ambiguities" in plan_event.text and plan_event.tree.nodes["n0"].tool == "detect_ambiguities"
     text = tree.render_text()
     assert "↩" in text and "★" in text and "hypothesis" in text
     assert run.model_dump_json()  # JSON-serialisable
@@ -244,6 +255,6 @@ def test_planned_draft_is_not_copied_into_each_reading(bookings_db):
     assert all(b.input == {} for b in branches)  # the draft and the free-text instructions are both dropped
     assert all("keep ORDER BY room" not in p for p in prompts)
     assert all("Draft proposed by the planner" not in p for p in prompts)
-    assert branches[0].output["sql"] == COUNT_SQL and branches[0].status == "refuted"
-    assert branches[1].output["sql"] == OVERLAP and branches[1].status == "accepted"
+    assert branches[0].output.sql == COUNT_SQL and branches[0].status == "refuted"
+    assert branches[1].output.sql == OVERLAP and branches[1].status == "accepted"
     assert run.status == "solved" and run.final_sql == OVERLAP

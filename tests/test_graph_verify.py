@@ -90,15 +90,14 @@ def test_wrong_first_candidate_refuted_by_the_example_then_the_rewrite_is_verifi
 
     assert run.status == "solved" and run.final_sql == REWRITE, run.render_text()
     first = run.tree.nodes[run.tree.root]
-    assert first.status == "refuted" and first.output["sql"] == MINIMAL
-    assert first.verdict["method"] == "checks" and first.verdict["passed"] is False
-    failed = [c for c in first.verdict["checks"] if c["status"] == "failed"]
-    assert [c["id"] for c in failed] == ["c2"] and "missing (Chloe, 0)" in failed[0]["detail"]
+    assert first.status == "refuted" and first.output.sql == MINIMAL
+    assert first.verdict.method == "checks" and first.verdict.passed is False
+    failed = [c for c in first.verdict.checks if c.status == "failed"]
+    assert [c.id for c in failed] == ["c2"] and "missing (Chloe, 0)" in failed[0].detail
     chosen = run.tree.nodes[run.final_node]
     assert chosen.input == {"strategy": "rewrite"} and chosen.status == "accepted"
     assert (
-        chosen.verdict["confirmed"] is True
-        and "c2 example passes (the original fails it)" in chosen.verdict["evidence"][0]
+        chosen.verdict.confirmed is True and "c2 example passes (the original fails it)" in chosen.verdict.evidence[0]
     )
     assert calls.count("JudgeScores") == 1  # the refuted candidate cost no judge call
     assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "PlannerReply", "GeneratedSQL", "JudgeScores"]
@@ -126,8 +125,8 @@ def test_examples_rows_go_into_a_copy_never_into_the_users_database(pg_db):
     }
     script = leaf_script({"checks": [example]}, REWRITE)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
-    assert run.status == "solved" and run.verdict["confirmed"] is True
-    assert run.tree.nodes[run.final_node].verdict["checks"][0]["status"] == "passed"
+    assert run.status == "solved" and run.verdict.confirmed is True
+    assert run.tree.nodes[run.final_node].verdict.checks[0].status == "passed"
     assert pg_db.execute("SELECT count(*) FROM customers").rows == [[3]]
     assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]
 
@@ -147,16 +146,19 @@ def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
     )
     live = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))  # no verify_copies: strict, live
     leaf = live.tree.nodes[live.tree.root]
-    checks = {c["id"]: c for c in leaf.verdict["checks"]}
-    assert checks["c1"]["status"] == "passed"
-    assert checks["c2"]["status"] == "could_not_run" and "live" in checks["c2"]["detail"]
+    checks = {c.id: c for c in leaf.verdict.checks}
+    assert checks["c1"].status == "passed"
+    assert checks["c2"].status == "could_not_run" and "live" in checks["c2"].detail
     assert "? c2 edge could not run" in prompts[0]
     # confirmed only later, by the rewrite giving the same results; never by the check that could not run
-    assert leaf.verdict["evidence"] == ["same results as n1 (direct rewrite from the request) on every scenario"]
+    assert leaf.verdict.evidence == [
+        "the judge approved it and n1 (direct rewrite from the request), written independently, "
+        "returned the same results on every scenario"
+    ]
 
     copies = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
-    checks = {c["id"]: c for c in copies.tree.nodes[copies.tree.root].verdict["checks"]}
-    assert checks["c2"]["status"] == "could_not_run" and "has no column 'colour'" in checks["c2"]["detail"]
+    checks = {c.id: c for c in copies.tree.nodes[copies.tree.root].verdict.checks}
+    assert checks["c2"].status == "could_not_run" and "has no column 'colour'" in checks["c2"].detail
 
 
 def test_two_candidates_with_different_results_are_compared_on_the_differing_rows(pg_db):
@@ -197,21 +199,24 @@ def test_two_candidates_with_different_results_are_compared_on_the_differing_row
     assert "Candidate B (direct rewrite from the request)" in prompt
     assert run.status == "solved" and run.final_sql == REWRITE
     a, b = run.tree.nodes["n0"], run.tree.nodes[run.final_node]
-    assert a.status == "refuted" and "the comparison found it wrong" in a.verdict["reasons"][0]
-    assert b.status == "accepted" and b.verdict["method"] == "comparison" and b.verdict["confirmed"]
+    assert a.status == "refuted" and "the comparison found it wrong" in a.verdict.reasons[0]
+    # the comparison chose it, but no check the original fails confirms it: approved and unconfirmed
+    assert b.status == "accepted" and b.verdict.method == "comparison" and b.verdict.passed
+    assert not b.verdict.confirmed and "chosen over n0 (A)" in b.verdict.evidence[0]
 
 
-def test_agreeing_candidates_confirm_each_other_without_a_comparison(pg_db):
+def test_agreeing_candidates_confirm_each_other_once_the_judge_approves_both(pg_db):
     calls: list[str] = []
     # the minimal edit kept a join the request does not need: same rows, more SQL
     extra_join = REWRITE.replace("GROUP BY", "LEFT JOIN customers c2 ON c2.id = c.id GROUP BY")
     script = leaf_script({"checks": []}, extra_join, REWRITE, calls=calls)
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
-    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL"]
+    # no comparison: the results agree; the judge hears of the agreement and approves the rewrite too
+    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL", "JudgeScores"]
     assert run.status == "solved"
     rewrite = run.tree.nodes["n1"]
-    assert rewrite.verdict["method"] == "agreement" and "same results as n0" in rewrite.verdict["evidence"][0]
-    assert run.tree.nodes["n0"].verdict["confirmed"] is True
+    assert rewrite.verdict.method == "llm" and "n0 (minimal edit" in rewrite.verdict.evidence[0]
+    assert run.tree.nodes["n0"].verdict.confirmed is True
     assert run.final_sql == REWRITE and rewrite.status == "accepted"  # both verified: the one doing no more wins
     assert run.tree.nodes["n0"].status == "done"
 
@@ -238,7 +243,7 @@ def test_state_after_dml_is_checked_in_copies(pg_db_factory):
         policy=Policy.sandbox(),
     )
     first = run.tree.nodes["n0"]
-    assert first.status == "refuted" and "missing (refunded)" in first.verdict["checks"][0]["detail"]
+    assert first.status == "refuted" and "missing (refunded)" in first.verdict.checks[0].detail
     assert run.status == "solved" and run.final_sql == "DELETE FROM orders WHERE status = 'cancelled'"
     assert run.original_checks.result("c1").status == "failed"  # the typo deletes nothing
     assert db.execute("SELECT count(*) FROM orders").rows == [[4]]  # the task database is untouched
@@ -303,17 +308,16 @@ def test_speed_request_plans_are_explained_in_copies_and_shown_to_the_judge(pg_d
     assert set(plans) == {"plan", "same"}
     first = run.tree.nodes["n0"]  # faster only because it returns 10 of the 40 rows
     assert first.status == "refuted"
-    results = {c["id"]: c for c in first.verdict["checks"]}
+    results = {c.id: c for c in first.verdict.checks}
     assert (
-        results["same"]["status"] == "failed"
-        and "differs from the original's (10 vs 40 row(s))" in results["same"]["detail"]
+        results["same"].status == "failed" and "differs from the original's (10 vs 40 row(s))" in results["same"].detail
     )
     chosen = run.tree.nodes[run.final_node]
     assert run.status == "solved" and run.final_sql_statements == INDEXED
-    results = {c["id"]: c for c in chosen.verdict["checks"]}
-    assert results["same"]["status"] == "passed" and results["plan"]["status"] == "passed"
-    assert re.search(r"estimated cost [\d.]+ < the original's [\d.]+", results["plan"]["detail"])
-    assert chosen.verdict["confirmed"] and any(e.startswith("plan estimated cost") for e in chosen.verdict["evidence"])
+    results = {c.id: c for c in chosen.verdict.checks}
+    assert results["same"].status == "passed" and results["plan"].status == "passed"
+    assert re.search(r"estimated cost [\d.]+ < the original's [\d.]+", results["plan"].detail)
+    assert chosen.verdict.confirmed and any(e.startswith("plan estimated cost") for e in chosen.verdict.evidence)
     prompt = judge_prompts[0]
     assert "Plan of the original SQL (EXPLAIN, no ANALYZE):" in prompt and "Seq Scan on events" in prompt
     assert "Index Scan" in prompt.split("Plan of this SQL:")[1]  # the candidate's plan uses the new index

@@ -290,28 +290,19 @@ def test_sql_named_tables_are_always_in_the_context(club, kb_file):
 
 def test_only_solved_and_passed_runs_enrich(club, kb_file):
     from actsagent.graphs.models import AgentRun
+    from actsagent.tools import Verdict
 
     kb.build(club, path=kb_file)
     sql = "SELECT fnm FROM mbr WHERE cntry = 'Norway'"
+
+    def run(status: str, passed: bool, **kw: str) -> AgentRun:
+        verdict = Verdict(passed=passed, method="llm")
+        return AgentRun(status=status, intent="members in Norway", final_sql=sql, verdict=verdict, **kw)
+
     with pytest.raises(UserError, match="not a verified answer"):
-        kb.add_verified_run(
-            club,
-            AgentRun(status="best_effort", intent="members in Norway", final_sql=sql, verdict={"passed": True}),
-            verified_by="judge",
-            path=kb_file,
-        )
+        kb.add_verified_run(club, run("best_effort", True), verified_by="judge", path=kb_file)
     with pytest.raises(UserError, match="not a verified answer"):
-        kb.add_verified_run(
-            club,
-            AgentRun(status="solved", intent="members in Norway", final_sql=sql, verdict={"passed": False}),
-            verified_by="judge",
-            path=kb_file,
-        )
-    ex = kb.add_verified_run(
-        club,
-        AgentRun(status="solved", intent="members in Norway", final_sql=sql, verdict={"passed": True}, thread_id="t-1"),
-        verified_by="judge",
-        path=kb_file,
-    )
+        kb.add_verified_run(club, run("solved", False), verified_by="judge", path=kb_file)
+    ex = kb.add_verified_run(club, run("solved", True, thread_id="t-1"), verified_by="judge", path=kb_file)
     assert ex.provenance.source == "agent" and ex.provenance.reference == "t-1"
     assert ex.columns == ["mbr.cntry", "mbr.fnm"]

@@ -102,10 +102,11 @@ def test_agent_takes_one_langchain_model_per_role(pg_db):
     planner = fake(json.dumps(SIMPLE_PLAN))
     answer = json.dumps({"sql": GOOD, "rationale": "fix the column, keep paid orders"})
     tools = fake(answer, answer)  # the minimal edit, then its direct rewrite (which agrees)
-    judge = fake(json.dumps({"checks": []}), json.dumps(scores(9, "matches the intent")))  # checks, then scores
+    verdict = json.dumps(scores(9, "matches the intent"))
+    judge = fake(json.dumps({"checks": []}), verdict, verdict)  # checks, then the minimal edit's and the rewrite's
     run = repair(INTENT, BAD, pg_db, model={"planner": planner, "tools": tools, "judge": judge})
     assert run.status == "solved" and run.final_sql == GOOD
-    assert run.usage.llm_calls == 5
+    assert run.usage.llm_calls == 6
     assert [[name, float(total)] for name, total in run.result.rows] == [["Ada", 120.5], ["Bob", 99.99]]
     for chat in (planner, tools, judge):  # each role's model answered exactly its own request
         assert next(chat.messages, None) is None

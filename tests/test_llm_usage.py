@@ -159,3 +159,22 @@ def test_llm_available_and_get_chat_model(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     assert llm_available()
     assert get_chat_model(LLMConfig()) is not None  # an explicit config always gives a model
+
+
+def test_a_run_meters_each_completion_into_one_usage_model():
+    from actsagent.tools import UsageMeter
+
+    model = ScriptedChatModel(
+        [ScriptedReply(text="a", prompt_tokens=1_000, completion_tokens=100)] * 2, config=priced()
+    )
+    meter = UsageMeter()
+    meter.record(model.complete(MSG, role="planner"))
+    meter.start_window()
+    judged = model.complete(MSG, role="judge")  # "mystery" has no price
+    meter.record(judged)
+    total, window = meter.total, meter.window
+    assert total.llm_calls == 2 and window.llm_calls == 1
+    assert total.prompt_tokens > window.prompt_tokens == judged.usage.prompt_tokens > 0
+    assert total.cost_usd > 0 and window.cost_usd == 0
+    assert not total.price_known and not window.price_known  # a cost with an unpriced model in it is not the whole cost
+    assert total.total_tokens == total.prompt_tokens + total.completion_tokens

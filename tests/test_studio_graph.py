@@ -13,8 +13,10 @@ from langgraph.types import Command
 from test_graph_control import BAD, GOOD, INTENT, clarify_script
 
 from actsagent.errors import UserError
+from actsagent.graphs.state import TreeState
 from actsagent.integrations import studio
 from actsagent.llm import ScriptedChatModel
+from actsagent.tools import GenerateSqlOutput
 
 
 def _factory():
@@ -50,11 +52,11 @@ def test_served_graph_pauses_for_clarification_and_resumes(served):
     snap = served.get_state(config, subgraphs=True)
     assert snap.next == ("repair",) and snap.tasks[0].state.next == ("clarify",)
 
-    final = served.invoke(Command(resume="1"), config)
-    assert final["final"]["status"] == "solved"
-    node = final["tree"]["nodes"][final["final"]["node"]]
-    assert node["output"]["sql"] == GOOD  # the first reading: paid orders only
-    assert any(n["status"] == "skipped" for n in final["tree"]["nodes"].values())
+    final = TreeState(**served.invoke(Command(resume="1"), config))
+    assert final.final is not None and final.final.status == "solved" and final.final.node is not None
+    node = final.tree.nodes[final.final.node]
+    assert isinstance(node.output, GenerateSqlOutput) and node.output.sql == GOOD  # the first reading: paid orders only
+    assert any(n.status == "skipped" for n in final.tree.nodes.values())
 
 
 def test_served_graph_input_is_checked(served):

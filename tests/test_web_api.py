@@ -58,6 +58,11 @@ def _run(client: TestClient, cid: str, sql: str, action: str = "run") -> tuple[d
     return turn, _events(client, turn["id"])
 
 
+def _last_tree(events: list[dict]) -> dict:
+    """The plan tree as the last step that changed it left it."""
+    return next(e["tree"] for e in reversed(events) if e["tree"] is not None)
+
+
 def _one(events: list[dict], etype: str) -> dict:
     found = [e for e in events if e["type"] == etype]
     assert len(found) == 1, (etype, [e["type"] for e in events])
@@ -76,11 +81,10 @@ def test_ask_streams_plan_then_sql_rows_words_and_chart(demo_db, tmp_path):
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
 
     plan = _one(events, "plan")
-    assert plan["tree"]["roots"] and plan["tree"]["nodes"]
-    last_tree = events[-1]["tree"]
-    statuses = sorted((n["tool"], n["status"]) for n in last_tree["nodes"].values())
-    # the planned leaf is chosen; its direct-rewrite sibling, which returned the same rows, is done
-    assert statuses == [("generate_sql", "chosen"), ("generate_sql", "done"), ("run_sql", "done")]
+    assert plan["tree"]["root"] in plan["tree"]["nodes"]  # the agent's own tree
+    statuses = sorted((n["tool"], n["status"]) for n in _last_tree(events)["nodes"].values())
+    # the planned leaf is accepted; its direct-rewrite sibling, which returned the same rows, is done
+    assert statuses == [("generate_sql", "accepted"), ("generate_sql", "done"), ("run_sql", "done")]
 
     final = _one(events, "final")
     assert final["data"]["final_sql"] == ORDERS_BY_STATUS
@@ -125,7 +129,7 @@ def test_clarification_pauses_the_run_and_the_reply_resumes_it(demo_db, tmp_path
     assert clarify["data"]["options"] == ["all orders, whatever their status", "only PAID orders"]
     assert events[-1]["data"]["status"] == "awaiting_clarification"
     assert "final" not in [e["type"] for e in events]
-    branches = [n for n in events[-1]["tree"]["nodes"].values() if n["parent"] is not None]
+    branches = [n for n in _last_tree(events)["nodes"].values() if n["parent"] is not None]
     assert len(branches) == 2  # one branch per reading, both still open
     assert client.get(f"/api/turns/{turn['id']}").json()["status"] == "awaiting_clarification"
 
@@ -135,12 +139,12 @@ def test_clarification_pauses_the_run_and_the_reply_resumes_it(demo_db, tmp_path
     assert more[0]["type"] == "reply" and more[0]["message"] == "only PAID orders"
     assert _one(more, "final")["data"]["final_sql"] == REVENUE_PAID
     assert _one(more, "result")["data"]["result"]["rows"] == _rows(demo_db, REVENUE_PAID)
-    tree = more[-1]["tree"]["nodes"]
-    branches = {n["label"]: n["status"] for n in tree.values() if n["parent"] is not None}
+    tree = _last_tree(more)["nodes"]
+    branches = {n["description"]: n["status"] for n in tree.values() if n["parent"] is not None}
     # the chosen reading's candidate was confirmed by its direct rewrite returning the same rows
     assert branches == {
-        "reading 1 of 'revenue': all orders, whatever their status": "abandoned",
-        "reading 2 of 'revenue': only PAID orders": "chosen",
+        "reading 1 of 'revenue': all orders, whatever their status": "skipped",  # you chose the other reading
+        "reading 2 of 'revenue': only PAID orders": "accepted",
         "direct rewrite from the request (a second, independent candidate)": "done",
     }, branches
     assert more[-1]["data"]["status"] == "done"
@@ -314,52 +318,31 @@ def test_a_pending_clarification_survives_a_restart(demo_db, tmp_path):
     assert more[-1]["data"]["status"] == "done"
 
 
-def test_plan_tree_keeps_why_a_branch_was_abandoned():
-    from typing import get_args
+def test_agent_events_are_typed_and_carry_the_tree_as_it_stood():
+    from pydantic import ValidationError
 
-    from actsagent.graphs.models import AgentEvent, AgentRun
-    from actsagent.graphs.tree import NodeSpec, NodeStatus
-    from actsagent.graphs.tree import PlanTree as AgentTree
-    from actsagent.web.agent_bridge import PAGE_STATUS, to_bridge_event
-    from actsagent.web.plan_tree import TreeBuilder
+    from actsagent.graphs.models import NodeEvent
+    from actsagent.graphs.runtime import Runtime
+    from actsagent.graphs.tree import NodeSpec, PlanTree
+    from actsagent.tools import ToolContext
+    from actsagent.web.flow import agent_step
 
-    assert set(PAGE_STATUS) == set(get_args(NodeStatus))  # every status the agent gives a node is drawn
-    agent = AgentTree()
+    tree = PlanTree()
     readings = [NodeSpec(description=f"reading {i}", tool="generate_sql") for i in (1, 2)]
-    agent.add_spec(NodeSpec(description="find ambiguities", tool="detect_ambiguities", children=readings), None)
-    tb = TreeBuilder()
-    tb.apply(
-        to_bridge_event(
-            AgentEvent(
-                type="plan", message="revision plan", data={"tree": agent.for_planner(), "text": agent.render_text()}
-            )
-        )
-    )
-    assert tb.tree.roots == ["n0"] and tb.tree.nodes["n0"].children == ["n1", "n2"]
-    assert tb.tree.nodes["n1"].label == "reading 1" and tb.tree.nodes["n1"].status == "pending"
-
-    def event(type_: str, node: str, message: str, **data) -> None:
-        tb.apply(to_bridge_event(AgentEvent(type=type_, node_id=node, message=message, data=data)))
-
-    event("node_start", "n1", "generate_sql: reading 1", tool="generate_sql")
-    assert tb.tree.nodes["n1"].status == "running" and tb.tree.cursor == "n1"
-    event("candidate", "n1", "FAIL (semantic 4.0, entailment 3): counts refunded orders", sql="SELECT 1", passed=False)
-    event("node_end", "n1", "generate_sql refuted", status="refuted", summary="candidate (llm): SELECT 1")
-    n1 = tb.tree.nodes["n1"]
-    assert n1.status == "abandoned" and n1.detail.startswith("FAIL (semantic 4.0")
-    event("node_start", "n2", "generate_sql: reading 2")
-    event("candidate", "n2", "PASS", passed=True, sql="SELECT 2")
-    assert tb.tree.nodes["n2"].status == "chosen" and tb.tree.nodes["n2"].sql == "SELECT 2"
-    # the run's final tree is the truth: statuses and the judge's reasons come from it
-    agent.nodes["n0"].status = "done"
-    agent.nodes["n1"].status = "refuted"
-    agent.nodes["n1"].verdict = {"passed": False, "method": "llm", "reasons": ["granularity: counts refunded orders"]}
-    agent.nodes["n2"].status, agent.cursor = "accepted", "n2"
-    run = AgentRun(status="solved", final_sql="SELECT 2", final_node="n2", tree=agent)
-    final = to_bridge_event(
-        AgentEvent(type="final", node_id="n2", message="solved", data={"run": run.model_dump(mode="json")})
-    )
-    tb.apply(final)
-    assert [(n.id, n.status) for n in tb.tree.nodes.values()] == [("n0", "done"), ("n1", "abandoned"), ("n2", "chosen")]
-    assert tb.tree.nodes["n1"].detail == "granularity: counts refunded orders" and tb.tree.cursor == "n2"
-    assert final.final is not None and final.final.final_sql == "SELECT 2" and final.final.status == "solved"
+    tree.add_spec(NodeSpec(description="find ambiguities", tool="detect_ambiguities", children=readings), None)
+    events: list = []
+    rt = Runtime(ctx=ToolContext(db=None, model=None), on_event=events.append)  # type: ignore[arg-type]
+    tree.nodes["n1"].status = "refuted"
+    rt.emit("node_end", "generate_sql refuted", "n1", tree=tree)
+    tree.nodes["n2"].status = "accepted"  # the run goes on changing its tree: the event keeps the one it sent
+    (ev,) = events
+    assert isinstance(ev, NodeEvent) and ev.type == "node_end" and ev.node is not None and ev.node.status == "refuted"
+    assert ev.tree.nodes["n2"].status == "pending"
+    with pytest.raises(ValidationError, match="summary"):  # a key the kind lacks is refused where it is sent
+        rt.emit("node_end", "generate_sql refuted", "n1", tree=tree, summary="nothing reads this")
+    with pytest.raises(ValidationError):
+        rt.emit("candidate", "PASS", "n2", sql="SELECT 2", status="accepted", passed=True)  # not a candidate status
+    step = agent_step(ev)
+    assert step.type == "node_end" and step.data == {} and step.tree == ev.tree
+    rt.emit("clarify", "Which orders count?", "n0", question="Which orders count?", options=["all", "paid"])
+    assert agent_step(events[-1]).data == {"question": "Which orders count?", "phrase": "", "options": ["all", "paid"]}

@@ -95,7 +95,7 @@ def test_ask_edit_rerun_and_reload(page, copilot_url):
     # the plan tree (run, write, and the direct rewrite that confirmed it), then the SQL, the rows, the words
     # and the chart
     expect(turn.get_by_test_id("plan-node")).to_have_count(3)
-    expect(turn.locator("[data-testid=plan-node][data-status=chosen]")).to_contain_text("write the final SQL")
+    expect(turn.locator("[data-testid=plan-node][data-status=accepted]")).to_contain_text("write the final SQL")
     expect(turn.get_by_test_id("final-sql")).to_have_text(ORDERS_BY_STATUS)
     rows = turn.locator("[data-testid=result-table] tbody tr")
     expect(rows).to_have_count(3)
@@ -154,8 +154,8 @@ def test_clarification_offers_the_readings_and_resumes_on_the_click(page, copilo
     turn.get_by_role("button", name="only PAID orders").click()
     expect(turn.get_by_test_id("final-sql")).to_contain_text("o.status = 'PAID'")
     expect(turn.get_by_test_id("clarify-answer")).to_have_text("You answered: only PAID orders")
-    expect(turn.locator("[data-testid=plan-node][data-status=abandoned]")).to_contain_text("all orders")
-    expect(turn.locator("[data-testid=plan-node][data-status=chosen]")).to_contain_text("only PAID orders")
+    expect(turn.locator("[data-testid=plan-node][data-status=skipped]")).to_contain_text("all orders")
+    expect(turn.locator("[data-testid=plan-node][data-status=accepted]")).to_contain_text("only PAID orders")
     expect(turn.locator("[data-testid=result-table] tbody tr")).not_to_have_count(0)
     page.reload()
     expect(page.get_by_test_id("clarify-answer")).to_have_text("You answered: only PAID orders")

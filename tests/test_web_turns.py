@@ -16,13 +16,14 @@ from fastapi.testclient import TestClient
 from web_server import LiveServer
 
 from actsagent.config import Limits
+from actsagent.graphs.tree import PlanNode, PlanTree
 from actsagent.web import create_app
 from actsagent.web.app import event_stream_lines
 from actsagent.web.flow import Step
 from actsagent.web.limits import MAX_CELL_CHARS, MAX_MESSAGE_CHARS, MAX_PREVIEW_BYTES, MAX_TEXT_CHARS
-from actsagent.web.models import PlanNode, PlanTree
 from actsagent.web.runner import TurnRunner, record
 from actsagent.web.store import ConversationBusy, ConversationStore
+from actsagent.web.store_sqlite import SqliteStore
 
 BUSY = {"detail": "An answer is still being worked out in this conversation."}
 
@@ -69,16 +70,15 @@ def test_twenty_simultaneous_posts_start_exactly_one_turn(pg_db_factory, tmp_pat
         assert c.post(f"/api/conversations/{cid}/sql", json={"sql": "SELECT 1 AS one"}).status_code == 202
 
 
-def test_stores_sharing_one_file_start_one_turn_between_them(tmp_path):
-    path = tmp_path / "c.sqlite"
-    stores = [ConversationStore(path), ConversationStore(path)]  # two connections, as two processes would have
-    cid = stores[0].create_conversation("race").id
+def one_turn_starts(stores: list[ConversationStore], cid: str) -> tuple[int, str]:
+    """Twenty requests at once on two stores of one conversation: exactly one starts a turn, which then blocks
+    deleting the conversation; returns which store started it, and the turn's id."""
     barrier = threading.Barrier(20)
 
-    def start(i: int) -> str | None:
+    def start(i: int) -> tuple[int, str] | None:
         barrier.wait()
         try:
-            return stores[i % 2].add_turn(cid, "run", sql="SELECT 1").id
+            return i % 2, stores[i % 2].add_turn(cid, "run", sql="SELECT 1").id
         except ConversationBusy:
             return None
 
@@ -87,15 +87,23 @@ def test_stores_sharing_one_file_start_one_turn_between_them(tmp_path):
     assert len(started) == 1
     with pytest.raises(ConversationBusy):
         stores[1].delete_conversation(cid)
-    assert stores[1].end_if_running(started[0], "done")
-    turn = stores[1].add_turn(cid, "run", sql="SELECT 2")
-    assert (turn.index, turn.status) == (1, "running")
     with pytest.raises(KeyError):
         stores[0].add_turn("no-such-conversation", "run")
+    return started[0]
+
+
+def test_stores_sharing_one_file_start_one_turn_between_them(tmp_path):
+    path = tmp_path / "c.sqlite"
+    stores = [SqliteStore(path), SqliteStore(path)]  # two connections, as two processes would have
+    cid = stores[0].create_conversation("race").id
+    _, started = one_turn_starts(stores, cid)
+    assert stores[1].end_if_running(started, "done")
+    turn = stores[1].add_turn(cid, "run", sql="SELECT 2")
+    assert (turn.index, turn.status) == (1, "running")
 
 
 def test_a_paused_turn_is_resumed_once_and_never_beside_another(tmp_path):
-    store = ConversationStore(tmp_path / "c.sqlite")
+    store = SqliteStore(tmp_path / "c.sqlite")
     cid = store.create_conversation("c").id
     paused = store.add_turn(cid, "ask", question="which revenue?")
     store.update_turn(paused.id, status="awaiting_clarification")
@@ -115,19 +123,20 @@ def test_a_paused_turn_is_resumed_once_and_never_beside_another(tmp_path):
 
 def test_a_store_from_before_the_rule_is_repaired_when_opened(tmp_path):
     path = tmp_path / "c.sqlite"
-    store = ConversationStore(path)
+    store = SqliteStore(path)
     cid = store.create_conversation("old").id
     first = store.add_turn(cid, "run", sql="SELECT 1")
     store.close()
     with sqlite3.connect(path) as conn:  # what the race left behind before the unique index existed
         conn.execute("DROP INDEX turns_one_running")
         conn.execute(
-            "INSERT INTO turns SELECT 'second', conversation_id, 1, kind, question, sql, status, thread_id, "
+            "INSERT INTO turns (id, conversation_id, idx, kind, question, sql, status, thread_id, final_sql, answer, "
+            "created_at) SELECT 'second', conversation_id, 1, kind, question, sql, 'running', thread_id, "
             "final_sql, answer, created_at FROM turns WHERE id = ?",
             (first.id,),
         )
     conn.close()
-    store = ConversationStore(path)
+    store = SqliteStore(path)
     conv = store.get_conversation(cid)
     assert [t.status for t in conv.turn_list] == ["interrupted", "interrupted"]
     assert conv.turn_list[0].events[0].message.startswith("The server stopped while this answer was being worked out")
@@ -135,7 +144,7 @@ def test_a_store_from_before_the_rule_is_repaired_when_opened(tmp_path):
 
 
 def test_a_crashed_turn_says_what_failed_and_frees_its_conversation(tmp_path):
-    store = ConversationStore(tmp_path / "c.sqlite")
+    store = SqliteStore(tmp_path / "c.sqlite")
     runner = TurnRunner(store)
     cid = store.create_conversation("c").id
     turn = store.add_turn(cid, "ask", question="q")
@@ -156,7 +165,7 @@ def test_a_crashed_turn_says_what_failed_and_frees_its_conversation(tmp_path):
     runner.shutdown()
 
 
-def _stored_sizes(store: ConversationStore) -> list[int]:
+def _stored_sizes(store: SqliteStore) -> list[int]:
     with sqlite3.connect(store.path) as conn:
         return [r[0] for r in conn.execute("SELECT length(body) FROM events")]
 
@@ -217,12 +226,13 @@ def test_big_results_and_messages_are_stored_and_sent_bounded(pg_db, tmp_path):
 
 
 def test_every_step_is_cut_to_size_before_it_is_stored(tmp_path):
-    store = ConversationStore(tmp_path / "c.sqlite")
+    store = SqliteStore(tmp_path / "c.sqlite")
     cid = store.create_conversation("c").id
     turn = store.add_turn(cid, "repair", sql="SELECT 1")
-    tree = PlanTree(
-        nodes={"n0": PlanNode(id="n0", label="L" * 50_000, detail="D" * 1_000_000, sql="S" * 500_000)}, roots=["n0"]
+    node = PlanNode(
+        id="n0", tool="generate_sql", description="L" * 50_000, summary="D" * 1_000_000, output={"sql": "S" * 500_000}
     )
+    tree = PlanTree(nodes={"n0": node}, root="n0")
     huge = Step(
         type="node_end",
         node_id="n0",
@@ -239,7 +249,8 @@ def test_every_step_is_cut_to_size_before_it_is_stored(tmp_path):
     assert ev.data["list"][1000] == "… [9,000 more entries cut]"
     assert ev.data["rows"][0][0] == "v" * 100_000 and "more entries cut]" in ev.data["rows"][-1]  # the budget ran out
     node = ev.tree.nodes["n0"]
-    assert len(node.label) < 1_100 and len(node.detail) < 4_100 and len(node.sql) < MAX_TEXT_CHARS + 100
+    assert len(node.description) < 1_100 and len(node.summary) < 4_100
+    assert node.output is not None and len(node.output["sql"]) < MAX_TEXT_CHARS + 100
     assert max(_stored_sizes(store)) < 1_300_000
     finished = store.get_turn(turn.id)
     assert finished.status == "done" and len(finished.final_sql) < MAX_TEXT_CHARS + 100

@@ -27,15 +27,14 @@ from langgraph.types import Command
 from actsagent.db import Database, DbError, QueryResult
 from actsagent.errors import LLMUnavailable, UserError
 from actsagent.graphs.checkpoint import get_checkpointer
-from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, RunUsage
+from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, mode_of
 from actsagent.graphs.runtime import Runtime
-from actsagent.graphs.tree import PlanTree
-from actsagent.graphs.tree_graph import TreeState, build_tree_graph, check_plan, initial_state
+from actsagent.graphs.state import Final, TreeState, initial_state
+from actsagent.graphs.tree_graph import build_tree_graph
 from actsagent.graphs.variants import run_regenerate, run_single_shot
 from actsagent.llm.tracing import run_inputs, run_outputs, traced
-from actsagent.tools import ToolContext
+from actsagent.tools import SchemaSource, ToolContext
 from actsagent.tools.run_sql import execute_statements
-from actsagent.tools.verify import Verification
 
 __all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream", "stream_resume"]
 
@@ -60,18 +59,23 @@ def repair(
     on_event: Callable[[AgentEvent], None] | None = None,
     checkpointer: Any = None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> AgentRun:
     """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree.
 
     ``verify_copies``: may the checks run in disposable copies of ``db`` (``CREATE DATABASE ... TEMPLATE``,
     which ends the database's other sessions)? None: only under the sandbox policy, where ``db`` is itself
     a disposable copy. Checks that need a copy are reported as could-not-run without one.
+
+    ``schema_source``: where the prompts' schema context comes from (``tools.SchemaSource``): ``auto``
+    takes the database's knowledge base when the schema is too large to show whole, ``kb`` always;
+    ``kb_budget`` caps its context in characters (default ``kb.DEFAULT_BUDGET``).
     """
     if not intent or not intent.strip():
         raise UserError("the intent (issue text or question) is empty")
-    if mode not in ("tree", "linear", "regenerate", "single_shot"):
-        raise UserError(f"unknown mode {mode!r}: use tree, linear, regenerate or single_shot")
-    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies)
+    mode = mode_of(mode)
+    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
     try:
         return _repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer)
     finally:
@@ -104,13 +108,13 @@ def _repair(
     except LLMUnavailable as e:
         rt.emit("error", f"LLM provider failed: {e}")
         state = _last_state(rt, tid, checkpointer) or initial_state(intent, sql, mode)
-        state["final"] = {"status": "failed", "node": (state.get("best") or {}).get("node"), "reason": "provider"}
+        state.final = Final(status="failed", node=state.best.node if state.best else None, reason="provider")
         notes.append(
             f"LLM provider failed: {e}; completed steps are checkpointed, rerun with thread_id={tid!r} to continue"
         )
         paused = None
     run = _to_run(rt, state, tid, notes, paused, t0, llm0)
-    rt.emit("final", run.status, run.final_node, status=run.status, final_sql=run.final_sql)
+    rt.emit("final", run.status, run.final_node, run=run)
     return run
 
 
@@ -128,6 +132,8 @@ def ask(
     on_event: Callable[[AgentEvent], None] | None = None,
     checkpointer: Any = None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> AgentRun:
     """Write SQL for ``question``, then debug it with the same tree (text-to-SQL)."""
     from actsagent.llm import StructuredOutputError
@@ -135,7 +141,7 @@ def ask(
 
     if not question or not question.strip():
         raise UserError("the question is empty")
-    rt, _notes = _runtime(db, model, policy, budget, interactive, on_event)
+    rt, _notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
     if rt.model is None:
         run = AgentRun(
             status="failed",
@@ -146,18 +152,23 @@ def ask(
                 "use `repair` with your own SQL for the LLM-free path"
             ],
         )
-        rt.emit("final", run.status, None, status=run.status)
+        rt.emit("final", run.status, run.final_node, run=run)
         return run
     draft: str | list[str] | None = None
     try:
         resp = rt.ctx.complete(
-            "ask_generate", role="tools", response_model=GeneratedSQL, question=question, **rt.ctx.schema_vars()
-        )  # the question alone: the whole schema
+            "ask_generate",
+            role="tools",
+            response_model=GeneratedSQL,
+            question=question,
+            **rt.ctx.schema_vars(intent=question, prune=False),
+        )  # the question alone: the whole listing, or the knowledge base's context for the question
         draft = _clean(resp.parsed.sql)
         rt.emit("note", f"first SQL written from the question: {draft}")
     except StructuredOutputError as e:
         rt.emit("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
     draft_usage = rt.ctx.meter.total.model_copy()
+    inner = None if on_event is None else lambda ev: None if ev.type == "final" else on_event(ev)  # final: below
     run = repair(
         question,
         draft,
@@ -168,16 +179,15 @@ def ask(
         budget=budget,
         interactive=interactive,
         thread_id=thread_id,
-        on_event=on_event,
+        on_event=inner,
         checkpointer=checkpointer,
         verify_copies=verify_copies,
+        schema_source=rt.ctx.schema_source,
+        kb_budget=kb_budget,
     )
-    run.usage.llm_calls += draft_usage.llm_calls
-    run.usage.prompt_tokens += draft_usage.prompt_tokens
-    run.usage.completion_tokens += draft_usage.completion_tokens
-    run.usage.cost_usd += draft_usage.cost_usd
-    run.usage.llm_ms += draft_usage.llm_ms
+    run.usage.add(draft_usage)
     run.notes.insert(0, f"drafted from the question: {draft}" if draft else "no first draft")
+    rt.emit("final", run.status, run.final_node, run=run)
     return run
 
 
@@ -193,9 +203,11 @@ def resume(
     on_event: Callable[[AgentEvent], None] | None = None,
     checkpointer: Any = None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> AgentRun:
     """Continue a run paused for clarification with the user's ``answer`` (an option number or words)."""
-    rt, notes = _runtime(db, model, policy, budget, True, on_event, verify_copies)
+    rt, notes = _runtime(db, model, policy, budget, True, on_event, verify_copies, schema_source, kb_budget)
     try:
         return _resume(rt, notes, thread_id, answer, checkpointer)
     finally:
@@ -217,18 +229,18 @@ def _resume(rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpoi
         state, paused = _final_or_paused(graph, config)
     except LLMUnavailable as e:
         state = TreeState(**graph.get_state(config).values)
-        state["final"] = {"status": "failed", "node": None, "reason": "provider"}
+        state.final = Final(status="failed", node=None, reason="provider")
         notes.append(f"LLM provider failed: {e}; rerun resume to continue")
         paused = None
     run = _to_run(rt, state, thread_id, notes, paused, t0, llm0)
-    rt.emit("final", run.status, run.final_node, status=run.status, final_sql=run.final_sql)
+    rt.emit("final", run.status, run.final_node, run=run)
     return run
 
 
 def stream(intent: str, sql: str | list[str] | None, db: Database, **kwargs: Any) -> Iterator[AgentEvent]:
     """Run ``repair`` (or ``ask`` when ``sql`` is None and ``ask=True``) and yield events as nodes run.
 
-    The last event is ``final`` with the whole run in ``data["run"]``; an exception in the run is
+    The last event is ``final`` with the whole run in ``run``; an exception in the run is
     re-raised here after the events that preceded it.
     """
     use_ask = kwargs.pop("ask", False)
@@ -247,23 +259,17 @@ def stream_resume(thread_id: str, answer: str, db: Database, **kwargs: Any) -> I
 def _stream_call(
     call: Callable[[Callable[[AgentEvent], None]], AgentRun], user_cb: Callable[[AgentEvent], None] | None
 ) -> Iterator[AgentEvent]:
-    """Run ``call(on_event)`` in a thread; yield its events as they come, then ``final`` with the run."""
+    """Run ``call(on_event)`` in a thread and yield its events as they come (the last is ``final``, the run)."""
     q: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
 
     def sink(ev: AgentEvent) -> None:
         if user_cb:
             user_cb(ev)
-        if ev.type != "final":
-            q.put(ev)
+        q.put(ev)
 
     def work() -> None:
         try:
-            run = call(sink)
-            q.put(
-                AgentEvent(
-                    type="final", node_id=run.final_node, message=run.status, data={"run": run.model_dump(mode="json")}
-                )
-            )
+            call(sink)
         except BaseException as e:  # re-raised in the consumer's thread
             q.put(e)
         finally:
@@ -309,6 +315,8 @@ def _runtime(
     interactive: bool,
     on_event: Callable[[AgentEvent], None] | None,
     verify_copies: bool | None = None,
+    schema_source: SchemaSource | str = SchemaSource.AUTO,
+    kb_budget: int | None = None,
 ) -> tuple[Runtime, list[str]]:
     notes: list[str] = []
     if isinstance(model, str):  # a model name: the configured endpoint, that model for every role
@@ -325,7 +333,14 @@ def _runtime(
         model = get_chat_model()
         if model is None:
             notes.append(_NO_LLM_NOTE)
-    ctx = ToolContext(db=db, policy=policy, model=model, verify_copies=verify_copies)
+    try:
+        source = SchemaSource(schema_source)
+    except ValueError:
+        raise UserError(f"unknown schema source {schema_source!r}: use auto, listing or kb") from None
+    ctx = ToolContext(
+        db=db, policy=policy, model=model, verify_copies=verify_copies, schema_source=source, kb_budget=kb_budget
+    )
+    ctx.knowledge_base()  # decided before the run: a missing or damaged knowledge base fails here, not mid-run
     return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive, on_event=on_event), notes
 
 
@@ -340,7 +355,7 @@ def _run_tree(
         graph.invoke(None, config)  # an interrupted run: continue where it stopped
     elif snap.values and snap.next:
         raise UserError(f"run {tid!r} is waiting for a clarification: answer it with resume()")
-    elif snap.values and snap.values.get("final"):
+    elif snap.values and TreeState(**snap.values).final is not None:
         rt.emit("note", f"run {tid} already finished; returning its result")
     else:
         graph.invoke(initial_state(intent, sql, mode), config)
@@ -352,13 +367,7 @@ def _final_or_paused(graph: Any, config: dict) -> tuple[TreeState, Clarification
     state = TreeState(**snap.values)
     paused = None
     if snap.next and "clarify" in snap.next:
-        p = state.get("pending") or {}
-        paused = Clarification(
-            question=p.get("question", ""),
-            phrase=p.get("phrase", ""),
-            options=p.get("options", []),
-            node_id=p.get("node_id"),
-        )
+        paused = state.pending or Clarification(question="")
     return state, paused
 
 
@@ -374,14 +383,14 @@ def _last_state(rt: Runtime, tid: str, checkpointer: Any) -> TreeState | None:
 def _to_run(
     rt: Runtime, state: TreeState, tid: str, notes: list[str], paused: Clarification | None, t0: float, llm0: float
 ) -> AgentRun:
-    tree = PlanTree.model_validate(state.get("tree") or {})
-    final = state.get("final") or {}
-    node_id = final.get("node")
+    tree = state.tree
+    final = state.final
+    node_id = final.node if final else None
     sql: Any = None
     verdict = None
     if node_id and node_id in tree.nodes:
         n = tree.nodes[node_id]
-        sql = (n.output or {}).get("sql") or n.input.get("sql")
+        sql = (n.output.produced_sql() if n.output is not None else None) or n.input.get("sql")
         verdict = n.verdict
     statements = [sql] if isinstance(sql, str) else list(sql or [])
     result: QueryResult | DbError | None = None
@@ -390,33 +399,33 @@ def _to_run(
         results, _ = execute_statements(rt.ctx, statements)
         result = results[-1] if results else None
     final_ms = (time.perf_counter() - t_final) * 1000
-    c = state.get("counters") or {}
+    c = state.counters
     wall = (time.perf_counter() - t0) * 1000
     llm_this_call = rt.ctx.meter.total.llm_ms - llm0
-    status: RunStatus = "paused" if paused else final.get("status", "failed")
+    status: RunStatus = "paused" if paused else final.status if final else "failed"
     return AgentRun(
         status=status,
-        mode=state.get("mode", "tree"),
-        intent=state.get("intent", ""),
-        original_sql=state.get("original_sql"),
+        mode=state.mode,
+        intent=state.intent,
+        original_sql=state.original_sql,
         final_sql=";\n".join(statements) if statements else None,
         final_sql_statements=statements,
         final_node=node_id,
         result=result,
         verdict=verdict,
         tree=tree,
-        usage=RunUsage.model_validate({k: c.get(k, 0) for k in RunUsage.model_fields}),
+        usage=c.usage(),
         framework_ms=max(0.0, wall - llm_this_call),
         wall_ms=wall,
         timings={
-            "probe_ms": float(c.get("probe_ms", 0.0)),
-            "checks_ms": float(c.get("checks_ms", 0.0)),
+            "probe_ms": c.probe_ms,
+            "checks_ms": c.checks_ms,
             "final_ms": final_ms,
         },
-        notes=[*notes, *state.get("notes", [])],
-        model_failures=list(state.get("failures", [])),
+        notes=[*notes, *state.notes],
+        model_failures=[f.report() for f in state.failures],
         pending_clarification=paused,
         thread_id=tid,
-        checks=check_plan(state),
-        original_checks=Verification.model_validate(state["original_check"]) if state.get("original_check") else None,
+        checks=state.checks,
+        original_checks=state.original_check,
     )

@@ -18,7 +18,7 @@ from collections import Counter
 from difflib import SequenceMatcher
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict, get_args
 
 from pydantic import BaseModel, Field
 from rich.console import Console
@@ -33,7 +33,8 @@ from actsagent.safeql import RefineOptions, refine
 if TYPE_CHECKING:
     from actsagent.graphs.models import Mode
 
-Verdict = Literal["kept", "repaired", "rejected"]
+PairVerdict = Literal["kept", "repaired", "rejected"]  # what cleaning decided for one pair (not the judge's Verdict)
+PAIR_VERDICTS: tuple[PairVerdict, ...] = get_args(PairVerdict)
 # Without an LLM nothing checks meaning, so a SafeQL repair is accepted only when every edit is a
 # lexical fix: a rename of a column, table, function or literal to a near-identical spelling (string
 # similarity and embedding distance; "nme"->"name" passes, "shipments"->"orders" does not), on the
@@ -58,7 +59,7 @@ class CleanResult(BaseModel):
     question: str
     db: str
     original_sql: str
-    verdict: Verdict
+    verdict: PairVerdict
     reason: str | None = None
     repaired_sql: str | None = None
     method: Literal["execution", "safeql", "agent", "none"] = "execution"
@@ -421,7 +422,7 @@ class Cleaner:
         final = ";\n".join(run.final_sql_statements) if run.final_sql_statements else None
         evidence = {
             "agent_status": run.status,
-            "verdict": run.verdict,
+            "verdict": run.verdict.model_dump(mode="json") if run.verdict else None,
             "notes": run.notes[:5],
             "usage": run.usage.model_dump(),
             "execution": _describe(run.result) if run.result else None,
@@ -437,7 +438,7 @@ class Cleaner:
                 reason="the agent's judge accepted a corrected SQL",
                 evidence=evidence,
             )
-        reason = "; ".join(str(r) for r in ((run.verdict or {}).get("reasons") or [])[:3]) or run.status
+        reason = "; ".join(str(r) for r in (run.verdict.reasons if run.verdict else [])[:3]) or run.status
         return CleanResult(**base, verdict="rejected", method="agent", reason=f"agent: {reason}", evidence=evidence)
 
 
@@ -550,7 +551,7 @@ def _verdict_log(out: Path, input_path: Path) -> ResultLog:
                 rec = json.loads(line)
             except (ValueError, RecursionError):
                 rec = None
-            if not (isinstance(rec, dict) and "id" in rec and rec.get("verdict") in ("kept", "repaired", "rejected")):
+            if not (isinstance(rec, dict) and "id" in rec and rec.get("verdict") in PAIR_VERDICTS):
                 raise UserError(f"{out} holds something other than verdicts (line {no}): give --out another file")
     try:
         return ResultLog(out, key="id")
@@ -560,7 +561,7 @@ def _verdict_log(out: Path, input_path: Path) -> ResultLog:
 
 def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_llm: bool, engine: Engine) -> Report:
     n = len(records)
-    by = {v: [r for r in records if r.get("verdict") == v] for v in ("kept", "repaired", "rejected")}
+    by = {v: [r for r in records if r.get("verdict") == v] for v in PAIR_VERDICTS}
     reasons: dict[str, int] = {}
     for r in by["rejected"]:
         key = (r.get("reason") or "").split(":", 1)[0]

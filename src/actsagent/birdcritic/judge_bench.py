@@ -33,6 +33,7 @@ from actsagent.birdcritic.runner import (
 from actsagent.birdcritic.scorer import ScoreResult
 from actsagent.birdcritic.tasks import PublicTask
 from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress
+from actsagent.tools.judge import Score
 
 LOG_FILE = "bench_judge.jsonl"
 STEM = "bench_judge"
@@ -60,10 +61,9 @@ class JudgedCandidate(BaseModel):
 def judged_candidates(run: Any) -> list[JudgedCandidate]:
     """The judged candidates of an ``actsagent.agent.AgentRun``, in execution order.
 
-    Today a verdict sits on the plan tree's ``generate_sql`` nodes (``node.verdict``, the judge's
-    ``Verdict`` dump) and the candidate SQL in the node's output. Any node carrying a verdict
-    counts, so a new verifying tool only needs a verdict with ``passed`` and SQL in its output or
-    input. A run without a tree (a system that is not the agent) has no judged candidates.
+    Today a verdict sits on the plan tree's ``generate_sql`` nodes (``node.verdict``, a typed
+    ``Verdict``) and the candidate SQL is what the node's output produced. Any node carrying a verdict
+    counts, so a new verifying tool only needs a verdict and SQL its output produces or its input names. A run without a tree (a system that is not the agent) has no judged candidates.
     """
     tree = getattr(run, "tree", None)
     if tree is None:
@@ -72,30 +72,24 @@ def judged_candidates(run: Any) -> list[JudgedCandidate]:
     out = []
     for node in sorted(tree.nodes.values(), key=lambda n: (n.order is None, n.order or 0, n.id)):
         verdict = node.verdict
-        if not isinstance(verdict, dict) or not isinstance(verdict.get("passed"), bool):
+        if verdict is None:
             continue
-        sql = (node.output or {}).get("sql") or (node.resolved_input or {}).get("sql") or node.input.get("sql")
+        produced = node.output.produced_sql() if node.output is not None else None
+        sql = produced or (node.resolved_input or {}).get("sql") or node.input.get("sql")
         statements = [sql] if isinstance(sql, str) else [s for s in (sql or []) if isinstance(s, str)]
-        dims = verdict.get("scores")
-        if not isinstance(dims, dict):
-            dims = {}
-        scores = {
-            k: float(v["score"])
-            for k, v in dims.items()
-            if isinstance(v, dict) and isinstance(v.get("score"), (int, float))
-        }
+        scores = {k: float(v.score) for k, v in verdict.scores or () if isinstance(v, Score)}
         out.append(
             JudgedCandidate(
                 node=node.id,
                 order=node.order,
                 tool=node.tool,
                 sql=statements,
-                passed=verdict["passed"],
-                method=verdict.get("method"),
-                semantic_score=_num(verdict.get("semantic_score")),
-                entailment_score=_num(verdict.get("entailment_score")),
+                passed=verdict.passed,
+                method=verdict.method,
+                semantic_score=verdict.semantic_score,
+                entailment_score=verdict.entailment_score,
                 scores=scores,
-                reasons=[str(r)[:300] for r in verdict.get("reasons") or []][:5],
+                reasons=[str(r)[:300] for r in verdict.reasons][:5],
                 final=node.id == final,
             )
         )
@@ -105,10 +99,6 @@ def judged_candidates(run: Any) -> list[JudgedCandidate]:
 def provider_failure(run: Any) -> str | None:
     """The agent's note when its LLM provider failed mid-run (the run is then redone on resume)."""
     return next((str(n) for n in getattr(run, "notes", None) or [] if str(n).startswith("LLM provider failed")), None)
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 # --------------------------------------------------------------------------- one task

@@ -18,13 +18,13 @@ from collections import Counter, defaultdict
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from actsagent.batch_engine import Engine, run_batch
 from actsagent.birdcritic.scorer import ScoreResult, ScorerVariant, ScoringKeys, load_scoring_keys, score
-from actsagent.birdcritic.systems import System, SystemOutput
+from actsagent.birdcritic.systems import AgentSystem, System, SystemOutput
 from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks, native_ids
 from actsagent.birdcritic.templates import TemplateInfo, ensure_templates, needed_extensions, server_capabilities
 from actsagent.config import Limits
@@ -32,6 +32,9 @@ from actsagent.db import admin
 from actsagent.db.sandbox import sandbox
 from actsagent.errors import DatabaseUnavailable
 from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress
+
+if TYPE_CHECKING:
+    from actsagent.graphs.models import AgentEvent
 
 RESULTS_FILE = "results.jsonl"
 COPY_PREFIX = "bcx_"
@@ -312,12 +315,27 @@ def _run_pool(
 ) -> None:
     done_before = total - len(pending)
     passed = sum(bool(r.get("passed")) for r in log.records())
+    # per-step progress from the agent: in this process only (Ray workers hold copies of the system)
+    shows_steps = progress and engine.name == "local"
+    agent = (
+        runner.system if isinstance(runner.system, AgentSystem) and shows_steps and not runner.system.on_event else None
+    )
     with batch_progress(disable=not progress) as bar:
         job = bar.add_task(f"{runner.system.name}", total=total, completed=done_before, info="")
-        # DatabaseUnavailable and bugs stop the run; finished work is logged
-        for rec in run_batch(partial(_same, runner), pending, log, engine=engine, name="bc-worker"):
-            passed += bool(rec.get("passed"))
-            bar.update(job, advance=1, info=f"passed {passed}")
+
+        def step(task_id: str, ev: AgentEvent) -> None:  # the node a task's agent is working on
+            if ev.type == "node_start":
+                bar.update(job, info=f"passed {passed} · task {task_id}: {ev.message[:60]}")
+
+        if agent is not None:
+            agent.on_event = step
+        try:  # DatabaseUnavailable and bugs stop the run; finished work is logged
+            for rec in run_batch(partial(_same, runner), pending, log, engine=engine, name="bc-worker"):
+                passed += bool(rec.get("passed"))
+                bar.update(job, advance=1, info=f"passed {passed}")
+        finally:
+            if agent is not None:
+                agent.on_event = None
 
 
 def _same(runner: TaskRunner) -> TaskRunner:

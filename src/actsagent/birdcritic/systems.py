@@ -9,14 +9,19 @@ flagged so the runner refuses it outside validation.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from actsagent.birdcritic.tasks import BASELINE_FILES, PublicTask, data_dir
 from actsagent.db.base import Database
 from actsagent.errors import UserError
+
+if TYPE_CHECKING:
+    from actsagent.graphs.models import AgentEvent
 
 
 class SystemOutput(BaseModel):
@@ -101,75 +106,51 @@ def baseline_models(root: Path | None = None) -> list[str]:
 class AgentSystem:
     """The ACTS agent (tree, linear, regenerate) or single-shot repair, through ``actsagent.agent.repair``.
 
-    Imported lazily: this package works before the agent lands. All modes share one LLM
-    configuration (the agent's), so comparisons are fair.
+    All modes share one LLM configuration (the agent's), so comparisons are fair. ``on_event`` (the runner's
+    progress display) gets each of the agent's events with the id of the task it belongs to.
     """
 
-    MODES = ("tree", "linear", "regenerate", "single_shot")
-
     def __init__(self, mode: str, model: Any = None) -> None:
-        if mode not in self.MODES:
-            raise UserError(f"unknown agent mode {mode!r}: choose one of {', '.join(self.MODES)}")
-        try:
-            from actsagent.agent import repair  # noqa: F401
-        except ImportError as e:
-            raise UserError(f"the agent systems need actsagent.agent, which is not available: {e}") from e
-        self.mode = mode
+        from actsagent.graphs.models import mode_of
+
+        self.mode = mode_of(mode)
         self.model = model
+        self.on_event: Callable[[str, AgentEvent], None] | None = None
         self.name = f"acts:{mode}" if mode != "single_shot" else "single_shot"
         if isinstance(model, str) and model:
             self.name += f"@{model}"
 
     def solve(self, task: PublicTask, db: Database, schema_text: str) -> SystemOutput:
         from actsagent.agent import repair
+        from actsagent.guard import Policy
 
-        try:
-            from actsagent.guard import Policy
-
-            policy: Any = Policy.sandbox()
-        except ImportError:
-            policy = None
-        kwargs: dict[str, Any] = {"mode": self.mode}
-        if self.model is not None:
-            kwargs["model"] = self.model
-        if policy is not None:
-            kwargs["policy"] = policy
-        sql: Any = list(task.issue_sql) if len(task.issue_sql) > 1 else join_statements(task.issue_sql)
-        run = repair(task.query, sql, db, **kwargs)
-        calls, tokens, cost = usage_numbers(getattr(run, "usage", None))
-        notes = [f"agent status: {getattr(run, 'status', '?')}", *[str(n)[:300] for n in getattr(run, "notes", [])[:5]]]
+        sql: str | list[str] = list(task.issue_sql) if len(task.issue_sql) > 1 else join_statements(task.issue_sql)
+        see = self.on_event
+        on_event = None if see is None else partial(see, task.instance_id)
+        run = repair(
+            issue_text(task), sql, db, mode=self.mode, model=self.model, policy=Policy.sandbox(), on_event=on_event
+        )
         return SystemOutput(
             pred_sqls=list(run.final_sql_statements),
-            llm_calls=calls,
-            tokens=tokens,
-            cost_usd=cost,
-            notes=notes,
+            llm_calls=run.usage.llm_calls,
+            tokens=run.usage.total_tokens,
+            cost_usd=run.usage.cost_usd,
+            notes=[f"agent status: {run.status}", *[n[:300] for n in run.notes[:5]]],
             trace=run,
         )
 
 
+def issue_text(task: PublicTask) -> str:
+    """What the user filed: the issue's text, and whether they filed it as an efficiency issue (a public field
+    of the task that the scorer's speed tests follow; without it a request to speed a query up reads as a
+    request to change what it returns)."""
+    if not task.efficiency:
+        return task.query
+    return task.query + "\n\n(Filed as an efficiency issue: make the SQL faster without changing what it returns.)"
+
+
 def join_statements(stmts: list[str]) -> str:
     return "\n".join(s.strip() if s.strip().endswith(";") else s.strip() + ";" for s in stmts if s.strip())
-
-
-def usage_numbers(usage: Any) -> tuple[int, int, float]:
-    """(calls, tokens, cost) from whatever usage object the agent returns (UsageTotals, Usage or dict)."""
-    if usage is None:
-        return 0, 0, 0.0
-    if isinstance(usage, dict):
-        get = usage.get
-    else:
-
-        def get(k, d=None):
-            return getattr(usage, k, d)
-
-    calls = get("calls", None)
-    if calls is None:
-        calls = get("llm_calls", 0)
-    tokens = get("total_tokens", None)
-    if tokens is None:
-        tokens = (get("prompt_tokens", 0) or 0) + (get("completion_tokens", 0) or 0)
-    return int(calls or 0), int(tokens or 0), float(get("cost_usd", 0.0) or 0.0)
 
 
 def make_system(

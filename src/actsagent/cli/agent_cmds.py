@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
@@ -11,7 +11,8 @@ from rich.markup import escape
 from actsagent.cli._common import DbOption, JsonOption, console, err_console, print_json, rows_table
 from actsagent.errors import UserError
 
-_MODES = ("tree", "linear", "regenerate", "single_shot")
+if TYPE_CHECKING:
+    from actsagent.graphs.models import AgentEvent
 
 
 def register(app: typer.Typer) -> None:
@@ -34,8 +35,9 @@ def repair_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """Repair a faulty SQL so it does what the intent says; prints the plan tree with its evidence."""
-    if mode not in _MODES:
-        raise UserError(f"--mode must be one of {', '.join(_MODES)}, not {mode!r}")
+    from actsagent.graphs.models import mode_of
+
+    mode_of(mode)
     if sql_file is not None:
         if sql:
             raise UserError("give --sql or --sql-file, not both")
@@ -64,6 +66,12 @@ def ask_cmd(
     db: str = DbOption,
     interactive: bool = typer.Option(False, "--interactive", help="ask me when the question is ambiguous"),
     max_nodes: int = typer.Option(24, "--max-nodes", help="node budget of the plan tree"),
+    use_kb: bool = typer.Option(
+        None,
+        "--kb/--no-kb",
+        help="schema context from the knowledge base (built on first use) / always the schema listing; "
+        "default: the knowledge base when one exists and the schema is too large to show whole",
+    ),
     json_out: bool = JsonOption,
 ) -> None:
     """Write SQL for a question, then debug it with the same plan tree."""
@@ -76,6 +84,7 @@ def ask_cmd(
         max_nodes=max_nodes,
         thread=None,
         json_out=json_out,
+        schema_source="auto" if use_kb is None else "kb" if use_kb else "listing",
     )
 
 
@@ -95,6 +104,7 @@ def _run(
     max_nodes: int,
     thread: str | None,
     json_out: bool,
+    schema_source: str = "auto",
 ) -> None:
     from actsagent.demo import open_target
     from actsagent.graphs.models import Budget
@@ -103,7 +113,12 @@ def _run(
     database = open_target(db_target, writable=sandbox)
     budget = Budget(max_nodes=max_nodes)
     on_event = None if json_out else _print_event
-    kwargs: dict[str, Any] = {"budget": budget, "interactive": interactive and not json_out, "on_event": on_event}
+    kwargs: dict[str, Any] = {
+        "budget": budget,
+        "interactive": interactive and not json_out,
+        "on_event": on_event,
+        "schema_source": schema_source,
+    }
     if mode != "tree":
         kwargs["mode"] = mode
     if thread:
@@ -126,7 +141,9 @@ def _run(
                 for i, o in enumerate(q.options, 1):
                     console.print(f"  {i}. {escape(o)}")
                 answer = typer.prompt("your answer (a number or your own words)")
-                run = _agent().resume(run.thread_id, answer, database, budget=budget, on_event=on_event)
+                run = _agent().resume(
+                    run.thread_id, answer, database, budget=budget, on_event=on_event, schema_source=schema_source
+                )
     finally:
         database.close()
     if json_out:
@@ -137,25 +154,25 @@ def _run(
         raise typer.Exit(1)
 
 
-def _print_event(ev) -> None:
+def _print_event(ev: AgentEvent) -> None:
     if ev.type == "node_start":
         console.print(f"[cyan]▶ {ev.node_id}[/] {escape(ev.message)}")
-    elif ev.type == "node_end":
+    elif ev.type == "node_end" and ev.node is not None:
+        node = ev.node
         colour = {"done": "green", "accepted": "bold green", "refuted": "yellow", "failed": "red"}.get(
-            ev.data.get("status", ""), "white"
+            node.status, "white"
         )
-        stats = f"{ev.data.get('ms', 0):.0f} ms"
-        if ev.data.get("llm_calls"):
-            stats += f", {ev.data['llm_calls']} LLM call(s), {ev.data.get('tokens', 0)} tok"
+        stats = f"{node.ms:.0f} ms"
+        if node.llm_calls:
+            stats += f", {node.llm_calls} LLM call(s), {node.prompt_tokens + node.completion_tokens} tok"
         console.print(f"  [{colour}]{escape(ev.message)}[/] [dim]({stats})[/]")
-        summary = str(ev.data.get("summary") or "")
-        for line in summary.splitlines()[:3]:
+        for line in (node.error or node.summary).splitlines()[:3]:
             console.print(f"    [dim]{escape(line[:150])}[/]")
     elif ev.type == "candidate":
         console.print(f"  [magenta]judge[/] {escape(ev.message[:200])}")
     elif ev.type == "plan":
         console.print("[bold]plan[/]")
-        console.print(escape(ev.data.get("text", "")), highlight=False)
+        console.print(escape(ev.text), highlight=False)
     elif ev.type in ("note", "error"):
         console.print(f"[dim]{escape(ev.message[:200])}[/]")
 
@@ -176,7 +193,7 @@ def _print_run(run) -> None:
     elif res is not None:
         err_console.print(f"[red]{res.error_class.value}[/] {escape(res.message)}")
     if run.verdict:
-        console.print(f"[bold]verdict[/] {escape(run.verdict.get('summary', ''))}")
+        console.print(f"[bold]verdict[/] {escape(run.verdict.summary())}")
     console.print("[bold]plan tree[/]")
     console.print(escape(run.tree.render_text()), highlight=False, soft_wrap=True)
     for n in run.notes:

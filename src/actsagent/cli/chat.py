@@ -14,6 +14,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from actsagent.cli._common import rows_table
+from actsagent.graphs.tree import STATUS_MARK
 from actsagent.web.flow import NO_LLM_NOTE, Flow, Step
 from actsagent.web.models import ResultView, WebEvent
 from actsagent.web.runner import record
@@ -26,8 +27,6 @@ HELP = """Type a question, or a command:
   /new             start a new conversation
   /help            this help
   /quit            leave (also Ctrl-D)"""
-
-_ICON = {"pending": "·", "done": "✓", "failed": "✗", "refuted": "↩", "accepted": "★", "skipped": "-"}
 
 
 class ChatSession:
@@ -138,6 +137,9 @@ class ChatSession:
             if answer is None:
                 self.console.print("[yellow]no answer: the run stays paused[/]")
                 return status
+            if not self.store.claim_turn(turn.id):  # the run is the store's to resume: answered elsewhere meanwhile
+                self.console.print("[yellow]this question was answered elsewhere meanwhile[/]")
+                return status
             steps = self.flow.resume(answer, thread_id=tid, question=question)
 
     def _ask_clarification(self, ev: WebEvent) -> str | None:
@@ -165,12 +167,12 @@ class ChatSession:
                 c.print(Text(_indent(text), style="magenta"))
         elif ev.type == "node_start":
             c.print(Text(f"▶ {ev.node_id} {ev.message}", style="cyan"))
-        elif ev.type == "node_end":
-            icon = _ICON.get(str(d.get("status")), "•")
-            summary = str(d.get("summary") or "").splitlines()
+        elif ev.type == "node_end" and ev.tree is not None and ev.node_id in ev.tree.nodes:
+            node = ev.tree.nodes[ev.node_id]
+            summary = (node.error or node.summary).splitlines()
             tail = f" — {summary[0][:140]}" if summary else ""
-            style = "red" if d.get("status") in ("failed", "refuted") else "green"
-            c.print(Text(f"  {icon} {ev.node_id} {ev.message}{tail}", style=style))
+            style = "red" if node.status in ("failed", "refuted") else "green"
+            c.print(Text(f"  {STATUS_MARK[node.status]} {ev.node_id} {ev.message}{tail}", style=style))
         elif ev.type == "candidate":
             c.print(Text(f"  candidate at {ev.node_id}: {ev.message}", style="yellow"))
         elif ev.type == "note":

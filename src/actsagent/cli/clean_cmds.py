@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from actsagent.cli._common import AddressOption, EngineOption, print_summary
-
-if TYPE_CHECKING:
-    from actsagent.graphs.models import Mode
 
 
 def clean_cmd(
@@ -29,12 +25,10 @@ def clean_cmd(
     """Write a verdict (kept / repaired / rejected, with reason and evidence) for every pair."""
     from actsagent.batch_engine import parse_engine
     from actsagent.clean import clean_file
-    from actsagent.errors import UserError
+    from actsagent.graphs.models import mode_of
     from actsagent.llm.config import llm_available
 
-    if mode not in ("tree", "linear"):
-        raise UserError("--mode must be tree or linear: cleaning needs the agent's judge, which the other modes lack")
-    agent_mode: Mode = "linear" if mode == "linear" else "tree"
+    agent_mode = mode_of(mode, ("tree", "linear"))  # the modes with a judge, which cleaning needs
     batch = parse_engine(engine, workers=workers, address=address)
     use_llm = llm_available() if llm is None else llm
     if use_llm and not llm_available():

@@ -14,12 +14,16 @@ from rich.text import Text
 from actsagent.cli._common import DbOption, console, err_console
 from actsagent.errors import UserError
 from actsagent.web.limits import MAX_BODY_BYTES
+from actsagent.web.store import DEFAULT_LEASE_S, open_store, parse_store
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
 StoreOption = typer.Option(
-    None, "--store", help="SQLite file for conversations (default: copilot.sqlite in the actsagent home directory)"
+    None,
+    "--store",
+    help="where conversations are kept: a SQLite file (default: copilot.sqlite in the actsagent home directory), "
+    "or a postgresql:// URL that several `serve` replicas behind one address share",
 )
 
 
@@ -76,7 +80,13 @@ def serve(
         "their own conversations, and their settings are SET LOCAL in each query "
         "(for row-level security)",
     ),
-    store: Path = StoreOption,
+    store: str = StoreOption,
+    lease: float = typer.Option(
+        DEFAULT_LEASE_S,
+        "--lease",
+        min=1.0,
+        help="seconds a replica may go silent before its running turns count as interrupted",
+    ),
     no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model is configured"),
     max_body: int = typer.Option(
         MAX_BODY_BYTES,
@@ -93,6 +103,7 @@ def serve(
     from actsagent.web import create_app
 
     bind, url_host, local = bind_address(host)
+    target = parse_store(store)  # a bad --store is one line, before anything starts
     if token and tokens:
         raise UserError("give either --token (one user) or --tokens (a file of users), not both")
     callers = None
@@ -113,12 +124,24 @@ def serve(
         from actsagent.web.tenants import create_tenant_app
 
         tenants = create_tenant_app(
-            callers, db=db, model=model, store_path=store, allowed_hosts=allowed, max_body_bytes=max_body
+            callers,
+            db=db,
+            model=model,
+            store_path=target,
+            allowed_hosts=allowed,
+            max_body_bytes=max_body,
+            lease_s=lease,
         )
         app, label = tenants, tenants.label
     else:
         single = create_app(
-            db=db, model=model, store_path=store, token=token, allowed_hosts=allowed, max_body_bytes=max_body
+            db=db,
+            model=model,
+            store_path=target,
+            token=token,
+            allowed_hosts=allowed,
+            max_body_bytes=max_body,
+            lease_s=lease,
         )
         app, label = single, single.state.db.label
     url = f"http://{url_host}:{port}/"
@@ -145,7 +168,7 @@ def serve(
 
 def chat(
     db: str = DbOption,
-    store: Path = StoreOption,
+    store: str = StoreOption,
     no_llm: bool = typer.Option(False, "--no-llm", help="run the agent's LLM-free path even if a model is configured"),
 ) -> None:
     """Chat with the copilot in the terminal: streamed steps, the SQL and a table of rows."""
@@ -153,12 +176,11 @@ def chat(
     from actsagent.web.agent_bridge import AgentBridge
     from actsagent.web.answer import Answerer
     from actsagent.web.flow import DatabaseHandle, Flow
-    from actsagent.web.store import ConversationStore
 
     model = _model(no_llm)
     handle = DatabaseHandle(db)
     handle.get()  # fail now, with a clear message, if the database cannot be opened
-    conversations = ConversationStore(store)
+    conversations = open_store(store)
     try:
         failures = ChatSession(Flow(handle, AgentBridge(model), Answerer(model)), conversations, console).run()
     finally:

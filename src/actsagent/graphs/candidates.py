@@ -7,8 +7,9 @@ direct rewrite, under which reading), the checks' results on it and its verdict.
 * ``unconfirmed``: approved by the judge's reading, but nothing beyond that reading supports it;
 * ``verified``: approved, and confirmed by evidence: a check with data the request fixes (its
   example, an edge case, the state after DDL/DML, speed) that the original SQL fails and this
-  candidate passes; agreement with an independently written candidate on every scenario; or the
-  comparison of candidates on the rows where they differ.
+  candidate passes; or the judge approved it knowing that an independently written candidate
+  returned the same results on every scenario (agreement alone confirms nothing: both may share
+  one misreading). A comparison's winner is approved; the candidates it beat are not.
 
 The best candidate wins: verified before unconfirmed before refuted, then fewer failed checks,
 more checks passed; among verified ones the shorter SQL (doing no more than asked: candidates that
@@ -71,7 +72,7 @@ class CandidateRecord(BaseModel):
 
 
 class Candidates(BaseModel):
-    """The candidates of one run (checkpointed as JSON in the graph state)."""
+    """The candidates of one run (checkpointed in the graph state)."""
 
     items: list[CandidateRecord] = Field(default_factory=list)
 

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from actsagent.db import DbError, QueryResult
 from actsagent.errors import UserError
-from actsagent.graphs.tree import NodeSpec, PlanTree
-from actsagent.tools._context import Usage
+from actsagent.graphs.candidates import CandidateStatus
+from actsagent.graphs.tree import NodeSpec, PlanNode, PlanTree
+from actsagent.llm.usage import RunUsage
 from actsagent.tools.checks import CheckPlan
+from actsagent.tools.judge import Verdict
 from actsagent.tools.verify import Verification, check_lines
 
 Mode = Literal["tree", "linear", "regenerate", "single_shot"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+
+
+def mode_of(text: str, allowed: tuple[Mode, ...] = MODES) -> Mode:
+    """``text`` as a mode, or a ``UserError`` naming the ones ``allowed``."""
+    for mode in allowed:
+        if text == mode:
+            return mode
+    raise UserError(f"unknown mode {text!r}: use {', '.join(allowed)}")
 
 
 def _env_float(name: str, default: float) -> float:
@@ -57,19 +68,6 @@ class PlannerReply(BaseModel):
     stop: bool = Field(default=False, description="give up: no promising alternative remains")
 
 
-EventType = Literal["plan", "node_start", "node_end", "candidate", "clarify", "final", "error", "note"]
-
-
-class AgentEvent(BaseModel):
-    type: EventType
-    node_id: str | None = None
-    message: str = ""
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
-RunUsage = Usage  # a run's totals are the same record as a node's
-
-
 class Clarification(BaseModel):
     question: str
     phrase: str = ""
@@ -89,7 +87,7 @@ class AgentRun(BaseModel):
     final_sql_statements: list[str] = Field(default_factory=list)
     final_node: str | None = None
     result: QueryResult | DbError | None = Field(default=None, discriminator="ok")
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     tree: PlanTree = Field(default_factory=PlanTree)
     usage: RunUsage = Field(default_factory=RunUsage)
     framework_ms: float = 0.0
@@ -111,3 +109,76 @@ class AgentRun(BaseModel):
             lines.append(f"final SQL: {self.final_sql}")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+class _Event(BaseModel):
+    """What every event of a run says: which node (if any) and one line for people."""
+
+    model_config = ConfigDict(extra="forbid")  # a key no consumer reads is a mistake at the emit call
+
+    node_id: str | None = None
+    message: str = ""
+
+
+class _TreeEvent(_Event):
+    """An event that changed the plan tree carries the tree as it then stood (a copy: the run goes on)."""
+
+    tree: PlanTree
+
+    @field_validator("tree")
+    @classmethod
+    def _snapshot(cls, tree: PlanTree) -> PlanTree:
+        return tree.model_copy(deep=True)
+
+    @property
+    def node(self) -> PlanNode | None:
+        return self.tree.nodes.get(self.node_id or "")
+
+
+class PlanEvent(_TreeEvent):
+    type: Literal["plan"] = "plan"
+    text: str = ""  # the tree and the checks as text, for a terminal
+
+
+class NodeEvent(_TreeEvent):
+    """A node started (the tree's cursor is on it) or ended (its status, output and usage are on it)."""
+
+    type: Literal["node_start", "node_end"]
+
+
+class CandidateEvent(_Event):
+    """The judge's word on a generate_sql node's SQL; ``passed`` None: neither accepted nor refuted (yet)."""
+
+    type: Literal["candidate"] = "candidate"
+    sql: str | list[str]
+    status: CandidateStatus
+    passed: bool | None = None
+    execution: str = ""
+
+
+class ClarifyEvent(_Event):
+    type: Literal["clarify"] = "clarify"
+    question: str
+    phrase: str = ""
+    options: list[str] = Field(default_factory=list)
+
+
+class NoteEvent(_Event):
+    """A line for people: what the planner decided, a resumed run (``note``), a provider that failed (``error``)."""
+
+    type: Literal["note", "error"]
+
+
+class FinalEvent(_Event):
+    """The last event of a run: the whole run."""
+
+    type: Literal["final"] = "final"
+    run: AgentRun
+
+
+AgentEvent = Annotated[
+    PlanEvent | NodeEvent | CandidateEvent | ClarifyEvent | NoteEvent | FinalEvent,
+    Field(discriminator="type"),
+]
+EventType = Literal["plan", "node_start", "node_end", "candidate", "clarify", "note", "error", "final"]
+AGENT_EVENT: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)

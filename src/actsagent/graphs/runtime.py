@@ -1,7 +1,7 @@
 """What a graph run holds outside its checkpointed state: database, model, policy, event sink, meter.
 
-Checkpointed state is plain JSON (the tree, counters, the best candidate); live objects are
-passed here and rebuilt on resume.
+Checkpointed state is typed data (``graphs.state.TreeState``: the tree, candidates, counters); live
+objects are passed here and rebuilt on resume.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from actsagent.graphs.models import AgentEvent, Budget, EventType
+from actsagent.graphs.models import AGENT_EVENT, AgentEvent, Budget, EventType
 from actsagent.tools import ToolContext
 
 
@@ -25,6 +25,9 @@ class Runtime:
     def model(self) -> Any:
         return self.ctx.model
 
-    def emit(self, type_: EventType, message: str = "", node_id: str | None = None, **data: Any) -> None:
+    def emit(self, type_: EventType, message: str = "", node_id: str | None = None, **fields: Any) -> None:
+        """Send the typed event of kind ``type_`` (``graphs.models.AgentEvent``); a field that kind lacks raises."""
         if self.on_event is not None:
-            self.on_event(AgentEvent(type=type_, node_id=node_id, message=message, data=data))
+            self.on_event(
+                AGENT_EVENT.validate_python({"type": type_, "node_id": node_id, "message": message, **fields})
+            )

@@ -1,8 +1,8 @@
 """The revision-plan tree (ACTS-SQL section 4.2): nodes are tool calls, edges follow-up actions.
 
 The planner writes nodes as JSON (id, description, tool, input, children) plus a cursor; the
-executor records each node's output, error, timing and tokens on it. The tree is plain pydantic
-data so it can live in LangGraph state, be checkpointed, rendered as text and dumped as JSON.
+executor records each node's typed output (``ToolOutputs``, by tool), verdict, error, timing and tokens on it.
+The tree is pydantic data so it can live in LangGraph state, be checkpointed, rendered as text and dumped as JSON.
 """
 
 from __future__ import annotations
@@ -11,15 +11,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from actsagent.tools import ToolOutputs, Verdict
+
 ToolName = Literal["run_sql", "inspect_columns", "detect_ambiguities", "split_and_fix", "safeql_refine", "generate_sql"]
 # unconfirmed: a candidate the judge approved that no check the original fails, and no second candidate, confirmed
 NodeStatus = Literal["pending", "done", "failed", "refuted", "unconfirmed", "accepted", "skipped"]
-
-
-def _verdict(raw: dict[str, Any]) -> Any:
-    from actsagent.tools.judge import Verdict
-
-    return Verdict.model_validate(raw)
+STATUS_MARK: dict[NodeStatus, str] = {
+    "pending": "·",
+    "done": "✓",
+    "failed": "✗",
+    "refuted": "↩",
+    "unconfirmed": "~",
+    "accepted": "★",
+    "skipped": "-",
+}
 
 
 class NodeSpec(BaseModel):
@@ -42,10 +47,10 @@ class PlanNode(BaseModel):
     hypothesis: str = ""  # set on a branch created from an ambiguity interpretation
     status: NodeStatus = "pending"
     resolved_input: dict[str, Any] | None = None  # the input the tool actually received
-    output: dict[str, Any] | None = None
+    output: ToolOutputs | None = None
     summary: str = ""  # the line the planner reads about this node's result
     error: str | None = None
-    verdict: dict[str, Any] | None = None  # judge output, generate_sql leaves only
+    verdict: Verdict | None = None  # generate_sql leaves only
     started_at: float | None = None
     ms: float = 0.0
     llm_ms: float = 0.0
@@ -177,15 +182,6 @@ class PlanTree(BaseModel):
 
     def render_text(self) -> str:
         """An indented text tree: status, tool, description, timing, tokens, result line."""
-        mark = {
-            "pending": "·",
-            "done": "✓",
-            "failed": "✗",
-            "refuted": "↩",
-            "unconfirmed": "~",
-            "accepted": "★",
-            "skipped": "-",
-        }
         lines = []
         for depth, n in self.walk():
             pad = "  " * depth
@@ -197,12 +193,12 @@ class PlanTree(BaseModel):
                     stats += f", {n.llm_calls} LLM call(s), {n.prompt_tokens + n.completion_tokens} tok"
                 stats += "]"
             hyp = f" {{hypothesis: {n.hypothesis}}}" if n.hypothesis else ""
-            lines.append(f"{pad}{mark[n.status]} {n.id} {n.tool}: {n.description}{hyp}{stats}{cur}")
+            lines.append(f"{pad}{STATUS_MARK[n.status]} {n.id} {n.tool}: {n.description}{hyp}{stats}{cur}")
             detail = n.error or n.summary
             if detail and n.executed:
                 for dl in detail.splitlines()[:4]:
                     lines.append(f"{pad}    {dl[:160]}")
             if n.verdict:
-                lines.append(f"{pad}    judge: {n.verdict.get('summary', '')[:160]}")
-                lines += [f"{pad}    check {c.line()}"[: 170 + len(pad)] for c in _verdict(n.verdict).checks]
+                lines.append(f"{pad}    judge: {n.verdict.summary()[:160]}")
+                lines += [f"{pad}    check {c.line()}"[: 170 + len(pad)] for c in n.verdict.checks]
         return "\n".join(lines)

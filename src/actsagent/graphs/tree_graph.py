@@ -3,6 +3,10 @@
     plan ──> execute ──> advance ──> execute ... ──> END
                  └──> clarify (interactive pause) ──> execute
 
+Each step returns a LangGraph ``Command``: the whole typed state (``graphs.state.TreeState``) as its update
+and the next step as ``goto``. Tools are known only through ``TOOLS``: a node's input is completed by its
+``ToolSpec``, and its typed output says what SQL it produced.
+
 * ``plan``: checks are written from the intent before any candidate exists (``write_checks``) and
   run on the original SQL; the planner writes the revision-plan tree (JSON) from the intent,
   schema, faulty SQL and its result; without a model a deterministic fallback plan is used.
@@ -25,16 +29,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Hashable
-from typing import Any, TypedDict
+from collections.abc import Callable
+from typing import Any
 
 from langgraph.graph import END, StateGraph
-from langgraph.types import interrupt
-from pydantic import BaseModel, ValidationError
+from langgraph.types import Command, interrupt
+from pydantic import ValidationError
 
 from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks
-from actsagent.graphs.models import Budget, Mode, PlannerReply
+from actsagent.graphs.models import Budget, Clarification, PlannerReply
 from actsagent.graphs.runtime import Runtime
+from actsagent.graphs.state import Best, Decision, Failure, Final, FinalStatus, Refuted, TreeState
 from actsagent.graphs.tree import NodeSpec, NodeStatus, PlanNode, PlanTree
 from actsagent.llm import StructuredOutputError
 from actsagent.tools import (
@@ -43,6 +48,7 @@ from actsagent.tools import (
     GenerateSqlOutput,
     JudgeInput,
     NoModelError,
+    PathContext,
     RunSqlInput,
     ToolInputError,
     Verdict,
@@ -58,59 +64,10 @@ from actsagent.tools.verify import Verification, VerifyInput, check_lines, verif
 # failures of the model (stored, drive backtracking); anything else is a bug and propagates
 _MODEL_FAULTS = (StructuredOutputError, ToolInputError, NoModelError)
 
+__all__ = ["build_tree_graph", "fallback_plan"]
 
-class TreeState(TypedDict, total=False):
-    mode: Mode
-    intent: str
-    original_sql: str | list[str] | None
-    original_result: str
-    tree: dict[str, Any]
-    phase: str  # "execute" | "advance" | "clarify" | "done"
-    best: dict[str, Any] | None
-    final: dict[str, Any] | None
-    counters: dict[str, float]
-    failures: list[dict[str, Any]]
-    decisions: list[dict[str, Any]]
-    notes: list[str]
-    pending: dict[str, Any] | None
-    refuted: list[dict[str, Any]]
-    checks: dict[str, Any] | None  # CheckPlan, written before any candidate
-    original_check: dict[str, Any] | None  # Verification of the original SQL
-    candidates: dict[str, Any]  # Candidates
-    accepted: str | None  # the node of a verified candidate: the run ends with it
-    jump: str | None  # a verification sibling to run next without asking the planner
-
-
-def initial_state(intent: str, sql: str | list[str] | None, mode: Mode = "tree") -> TreeState:
-    return TreeState(
-        mode=mode,
-        intent=intent,
-        original_sql=sql,
-        original_result="",
-        tree=PlanTree().model_dump(),
-        phase="plan",
-        best=None,
-        final=None,
-        failures=[],
-        decisions=[],
-        notes=[],
-        pending=None,
-        refuted=[],
-        checks=None,
-        original_check=None,
-        candidates=Candidates().model_dump(mode="json"),
-        accepted=None,
-        jump=None,
-        counters={
-            "nodes": 0,
-            "llm_calls": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "cost_usd": 0.0,
-            "llm_ms": 0.0,
-            "wall_ms": 0.0,
-        },
-    )
+# a step reads the state, changes it and names the next step
+Step = Callable[[Runtime, TreeState], str]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -120,83 +77,53 @@ def initial_state(intent: str, sql: str | list[str] | None, mode: Mode = "tree")
 def build_tree_graph(rt: Runtime, checkpointer: Any = None) -> Any:
     """Compile the graph for one run; ``rt`` carries the live database, model and event sink."""
     g = StateGraph(TreeState)
-    g.add_node("plan", _step(rt, _plan))
-    g.add_node("execute", _step(rt, _execute))
-    g.add_node("advance", _step(rt, _advance))
-    g.add_node("clarify", lambda s: _clarify(rt, s))
+    g.add_node("plan", _step(rt, _plan), destinations=("execute",))
+    g.add_node("execute", _step(rt, _execute), destinations=("advance", "clarify"))
+    g.add_node("advance", _step(rt, _advance), destinations=("execute", END))
+    g.add_node("clarify", _step(rt, _clarify, metered=False), destinations=("execute",))
     g.set_entry_point("plan")
-    route: dict[Hashable, str] = {"execute": "execute", "advance": "advance", "clarify": "clarify", "done": END}
-    for name in ("plan", "execute", "advance", "clarify"):
-        g.add_conditional_edges(name, lambda s: s["phase"], route)
     return g.compile(checkpointer=checkpointer)
 
 
-def _step(rt: Runtime, fn):
-    """Wrap a step: meter LLM usage and wall time into the checkpointed counters."""
+def _step(rt: Runtime, fn: Step, *, metered: bool = True) -> Any:
+    """Wrap a step: meter LLM usage and wall time into the checkpointed counters, and route to the step it names.
 
-    def run(state: TreeState) -> TreeState:
-        state = _copy(state)
+    The step works on a deep copy: the checkpointer may still be writing the previous step's values."""
+
+    def run(state: TreeState) -> Command:
+        state = state.model_copy(deep=True)
         rt.ctx.meter.start_window()
         t0 = time.perf_counter()
-        fn(rt, state)
-        w = rt.ctx.meter.window
-        c = state["counters"]
-        c["llm_calls"] += w.llm_calls
-        c["prompt_tokens"] += w.prompt_tokens
-        c["completion_tokens"] += w.completion_tokens
-        c["cost_usd"] += w.cost_usd
-        c["llm_ms"] += w.llm_ms
-        c["wall_ms"] += (time.perf_counter() - t0) * 1000
-        return state
+        goto = fn(rt, state)
+        if metered:
+            state.counters.add(rt.ctx.meter.window)
+            state.counters.wall_ms += (time.perf_counter() - t0) * 1000
+        return Command(update=state.updates(), goto=goto)
 
     return run
 
 
-def _copy(state: TreeState) -> TreeState:
-    return json.loads(json.dumps(state, default=str))
-
-
-def _tree(state: TreeState) -> PlanTree:
-    return PlanTree.model_validate(state["tree"])
-
-
-def _save(state: TreeState, tree: PlanTree) -> None:
-    state["tree"] = tree.model_dump(mode="json")
-
-
-def _candidates(state: TreeState) -> Candidates:
-    return Candidates.model_validate(state.get("candidates") or {})
-
-
 def _save_candidates(state: TreeState, cands: Candidates) -> None:
-    state["candidates"] = cands.model_dump(mode="json")
+    state.candidates = cands
     best = cands.best()
-    state["best"] = {"node": best.node, "ok": best.executes} if best else None
-
-
-def check_plan(state: TreeState) -> CheckPlan | None:
-    return CheckPlan.model_validate(state["checks"]) if state.get("checks") else None
-
-
-def _original_check(state: TreeState) -> Verification | None:
-    return Verification.model_validate(state["original_check"]) if state.get("original_check") else None
+    state.best = Best(node=best.node, ok=best.executes) if best else None
 
 
 # ---------------------------------------------------------------------------------------------------
 # plan
 
 
-def _plan(rt: Runtime, state: TreeState) -> None:
-    sql = state["original_sql"]
+def _plan(rt: Runtime, state: TreeState) -> str:
+    sql = state.original_sql
     if sql:
         t0 = time.perf_counter()
         first = run_sql(RunSqlInput(sql=sql), rt.ctx)
-        state["counters"]["probe_ms"] = (time.perf_counter() - t0) * 1000
-        state["original_result"] = first.summary()
+        state.counters.probe_ms = (time.perf_counter() - t0) * 1000
+        state.original_result = first.summary()
         first_error = first.error
         first_empty = first.ok and (first.last.empty or first.last.vacuous)
     else:
-        state["original_result"] = "(no SQL given: write it from the intent)"
+        state.original_result = "(no SQL given: write it from the intent)"
         first_error, first_empty = None, False
     tree = PlanTree()
     reply = None
@@ -205,39 +132,38 @@ def _plan(rt: Runtime, state: TreeState) -> None:
         reply = _ask_planner(rt, state, tree, "initial")
     if reply is not None and reply.plan is not None:
         idmap: dict[str, str] = {}
-        tree.add_spec(reply.plan, None, linear=state["mode"] == "linear", idmap=idmap)
+        tree.add_spec(reply.plan, None, linear=state.mode == "linear", idmap=idmap)
         cursor = idmap.get(reply.cursor or "", tree.root)
         tree.cursor = cursor if cursor in tree.nodes else tree.root
         _decide(state, "initial", reply, rt)
     else:
         if rt.model is not None:
-            state["notes"].append("the planner gave no usable plan; ran the deterministic fallback plan")
+            state.notes.append("the planner gave no usable plan; ran the deterministic fallback plan")
         tree.add_spec(fallback_plan(sql, first_error, first_empty), None)
         tree.cursor = tree.root
-    _save(state, tree)
+    state.tree = tree
     text = tree.render_text()
-    plan = check_plan(state)
-    if plan is not None:
-        text += "\n" + "\n".join(check_lines(plan, _original_check(state)))
-    rt.emit("plan", "revision plan", tree=tree.for_planner(), text=text)
-    state["phase"] = "execute"
+    if state.checks is not None:
+        text += "\n" + "\n".join(check_lines(state.checks, state.original_check))
+    rt.emit("plan", "revision plan", tree=tree, text=text)
+    return "execute"
 
 
 def _write_checks(rt: Runtime, state: TreeState) -> None:
     """Checks from the intent before any candidate; then the original SQL runs through them (which of them
     it fails shows the bug, and a fix is confirmed only by a check the original fails)."""
     try:
-        plan = write_checks(WriteChecksInput(intent=state["intent"], original_sql=state["original_sql"]), rt.ctx)
+        plan = write_checks(WriteChecksInput(intent=state.intent, original_sql=state.original_sql), rt.ctx)
     except _MODEL_FAULTS as e:
-        state["failures"].append({"phase": "checks", **_fault_info(e)})
-        state["notes"].append("no checks could be written from the request: candidates are judged without them")
+        state.failures.append(_failure(e, phase="checks"))
+        state.notes.append("no checks could be written from the request: candidates are judged without them")
         return
-    state["checks"] = plan.model_dump(mode="json")
-    if state["original_sql"]:
+    state.checks = plan
+    if state.original_sql:
         t0 = time.perf_counter()
-        ver = verify(VerifyInput(sql=state["original_sql"], checks=plan), rt.ctx)
-        state["counters"]["checks_ms"] = (time.perf_counter() - t0) * 1000
-        state["original_check"] = ver.model_dump(mode="json")
+        ver = verify(VerifyInput(sql=state.original_sql, checks=plan), rt.ctx)
+        state.counters.checks_ms = (time.perf_counter() - t0) * 1000
+        state.original_check = ver
     rt.emit("note", "checks: " + plan.summary())
 
 
@@ -264,24 +190,24 @@ def fallback_plan(sql: str | list[str] | None, error: Any, empty: bool) -> NodeS
 # execute
 
 
-def _execute(rt: Runtime, state: TreeState) -> None:
-    tree = _tree(state)
+def _execute(rt: Runtime, state: TreeState) -> str:
+    tree = state.tree
     node = tree.nodes[tree.cursor or ""]
-    state["counters"]["nodes"] += 1
-    node.order = int(state["counters"]["nodes"])
+    state.counters.nodes += 1
+    node.order = state.counters.nodes
     node.started_at = time.time()
-    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tool=node.tool, input=node.input)
+    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tree=tree)
     t0 = time.perf_counter()
     spec = TOOLS[node.tool]
     try:
         try:
-            inp = _resolve_input(rt, state, tree, node)
+            inp = spec.resolve(node.input, _path_context(rt, state, tree, node))
         except ValidationError as e:  # the planner wrote an input the tool cannot take
             raise ToolInputError(_fault_text(e)) from e
         node.resolved_input = inp.model_dump(mode="json")
         out = spec.fn(inp, rt.ctx)
-        node.output = out.model_dump(mode="json")
-        node.summary = out.summary() if hasattr(out, "summary") else ""
+        node.output = out
+        node.summary = out.summary()
         node.status = "done"
         if isinstance(out, DetectAmbiguitiesOutput):
             _expand(rt, state, tree, node, out)
@@ -290,94 +216,50 @@ def _execute(rt: Runtime, state: TreeState) -> None:
     except _MODEL_FAULTS as e:
         node.status = "failed"
         node.error = _fault_text(e)
-        state["failures"].append({"node": node.id, "tool": node.tool, **_fault_info(e)})
+        state.failures.append(_failure(e, node=node.id, tool=node.tool))
     w = rt.ctx.meter.window
     node.ms = (time.perf_counter() - t0) * 1000
     node.llm_ms, node.llm_calls = w.llm_ms, w.llm_calls
     node.prompt_tokens, node.completion_tokens, node.cost_usd = w.prompt_tokens, w.completion_tokens, w.cost_usd
-    _save(state, tree)
-    rt.emit(
-        "node_end",
-        f"{node.tool} {node.status}",
-        node.id,
-        status=node.status,
-        summary=node.error or node.summary,
-        ms=node.ms,
-        llm_calls=node.llm_calls,
-        tokens=node.prompt_tokens + node.completion_tokens,
+    rt.emit("node_end", f"{node.tool} {node.status}", node.id, tree=tree)
+    if state.pending is not None:
+        rt.emit("clarify", state.pending.question, node.id, **state.pending.model_dump(exclude={"node_id"}))
+        return "clarify"
+    return "advance"
+
+
+def _path_context(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode) -> PathContext:
+    """What the run knows at ``node``: its tool's ``ToolSpec`` completes the planner's partial input from it."""
+    return PathContext(
+        intent=state.intent,
+        original_sql=state.original_sql,
+        working_sql=_working_sql(tree, node, state.original_sql),
+        failing_statement=lambda sql: _failing_statement(tree, node, sql),
+        newest_executable=_newest_executable(tree, node),
+        has_model=rt.model is not None,
+        hypothesis=tree.hypothesis_of(node.id),
+        evidence=_evidence(tree, node),
+        feedback="\n".join(f"- {r.sql}: {r.why}" for r in state.refuted[-4:]),
     )
-    if pending := state.get("pending"):
-        rt.emit("clarify", pending["question"], node.id, **{k: v for k, v in pending.items() if k != "node_id"})
-    state["phase"] = "clarify" if state.get("pending") else "advance"
-
-
-def _resolve_input(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode) -> BaseModel:
-    """The planner writes partial inputs; fill what the context knows (intent, SQL, evidence)."""
-    given = dict(node.input)
-    intent, original = state["intent"], state["original_sql"]
-    working = _working_sql(tree, node, original)
-    if node.tool == "run_sql":
-        given["sql"] = given.get("sql") or working
-    elif node.tool == "split_and_fix":  # a statement list goes whole: a statement may fail only after others ran
-        given["sql"] = given.get("sql") or working
-        given.setdefault("intent", intent)
-    elif node.tool == "safeql_refine":  # SafeQL refines one query: the statement that failed
-        given["sql"] = _failing_statement(tree, node, given.get("sql") or working)
-    elif node.tool == "detect_ambiguities":
-        given["intent"] = given.get("intent") or intent
-        given["sql"] = given.get("sql") or original
-    elif node.tool == "generate_sql":
-        draft = given.pop("sql", None) or given.get("draft_sql")
-        if draft is None and rt.model is None:
-            draft = _newest_executable(tree, node)
-        hint = str(given.get("instructions") or given.get("hint") or "")
-        hypothesis = "; ".join(x for x in (tree.hypothesis_of(node.id), hint) if x)
-        given = {
-            "intent": intent,
-            "original_sql": original,
-            "hypothesis": hypothesis,
-            "evidence": _evidence(tree, node),
-            "draft_sql": draft,
-            "feedback": "\n".join(f"- {r['sql']}: {r['why']}" for r in state["refuted"][-4:]),
-            "strategy": node.input.get("strategy") or "minimal_edit",
-        }
-    if given.get("sql") is None and node.tool in ("run_sql", "split_and_fix", "safeql_refine"):
-        raise ToolInputError(f"{node.tool} needs SQL and there is none yet on this path")
-    return TOOLS[node.tool].input_model.model_validate(given)
 
 
 def _working_sql(tree: PlanTree, node: PlanNode, original: Any) -> Any:
     """The newest SQL produced on the path (candidate, clause repair, refinement), else the original."""
     found = original
     for n in tree.path(node.id)[:-1]:
-        sql = _sql_from(n)
-        if sql is not None:
+        sql = n.output.produced_sql() if n.output is not None else None
+        if sql is not None and n.status in ("done", "refuted", "accepted", "unconfirmed"):
             found = sql
     return found
-
-
-def _sql_from(n: PlanNode) -> Any:
-    out = n.output or {}
-    if n.status not in ("done", "refuted", "accepted", "unconfirmed"):
-        return None
-    if n.tool == "generate_sql":
-        return out.get("sql")
-    if n.tool == "split_and_fix" and out.get("repaired_sql"):
-        return out["repaired_sql"]
-    if n.tool == "safeql_refine" and out.get("status") == "refined" and out.get("sql"):
-        return out["sql"]
-    return None
 
 
 def _newest_executable(tree: PlanTree, node: PlanNode) -> Any:
     """Without a model, the leaf takes the newest SQL on the path that is known to execute."""
     found = None
     for n in tree.path(node.id)[:-1]:
-        out = n.output or {}
-        if n.tool == "split_and_fix" and out.get("repaired_sql") and (out.get("repaired_result") or {}).get("ok"):
-            found = out["repaired_sql"]
-        elif n.tool == "safeql_refine" and out.get("status") in ("refined", "already_ok") and out.get("sql"):
-            found = out["sql"]
+        sql = n.output.executable_sql() if n.output is not None else None
+        if sql is not None:
+            found = sql
     return found
 
 
@@ -386,11 +268,9 @@ def _failing_statement(tree: PlanTree, node: PlanNode, working: Any) -> Any:
     if not isinstance(working, list):
         return working
     for n in reversed(tree.path(node.id)[:-1]):
-        stmts = ((n.output or {}).get("execution") or n.output or {}).get("statements")
-        if stmts:
-            bad = next((s["sql"] for s in stmts if not s.get("ok")), None)
-            if bad:
-                return bad
+        bad = next((s.sql for s in n.output.executed() if not s.ok), None) if n.output is not None else None
+        if bad:
+            return bad
     return working[0] if working else None
 
 
@@ -411,7 +291,7 @@ def _expand(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: 
     amb = out.ambiguities[0]
     planned = [_without_drafts(s) for s in tree.detach_children(node.id)]
     template = planned or [NodeSpec(description="write the SQL under this reading", tool="generate_sql")]
-    interps = amb.interpretations[:1] if state["mode"] == "linear" else amb.interpretations
+    interps = amb.interpretations[:1] if state.mode == "linear" else amb.interpretations
     for i, interp in enumerate(interps, 1):
         branch = NodeSpec(
             description=f"reading {i} of {amb.phrase!r}: {interp.description}"[:200],
@@ -427,13 +307,13 @@ def _expand(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: 
         )
         for extra in template[1:]:
             tree.add_spec(extra, tree.nodes[node.id].children[-1])
-    if rt.interactive and not amb.settle_with_data and state["mode"] != "linear":
-        state["pending"] = {
-            "question": amb.question or f"What does {amb.phrase!r} mean here?",
-            "phrase": amb.phrase,
-            "options": [i.description for i in interps],
-            "node_id": node.id,
-        }
+    if rt.interactive and not amb.settle_with_data and state.mode != "linear":
+        state.pending = Clarification(
+            question=amb.question or f"What does {amb.phrase!r} mean here?",
+            phrase=amb.phrase,
+            options=[i.description for i in interps],
+            node_id=node.id,
+        )
 
 
 # what the planner wrote before the readings existed belongs to at most one of them: a SQL draft,
@@ -455,12 +335,12 @@ def _without_drafts(spec: NodeSpec) -> NodeSpec:
 
 
 def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, out: GenerateSqlOutput) -> None:
-    """Verify the candidate with the checks, then judge it: alone, by agreement with an earlier approved
-    candidate, or against the earlier ones on the rows where their results differ."""
-    cands = _candidates(state)
-    original = _original_check(state)
+    """Verify the candidate with the checks, then judge it: alone (told which earlier candidates returned the same
+    results), or against the earlier approved ones on the rows where their results differ."""
+    cands = state.candidates
+    original = state.original_check
     # without written checks a model's candidates are still run on the sample data, to be compared
-    plan = check_plan(state) or (CheckPlan() if rt.model is not None else None)
+    plan = state.checks or (CheckPlan() if rt.model is not None else None)
     ver = None
     if plan is not None and out.execution.ok:
         ver = verify(VerifyInput(sql=out.sql, checks=plan, reference=original), rt.ctx)
@@ -482,45 +362,49 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     twins = [r for r in rivals if ver is not None and r.verification is not None and agree(ver, r.verification)]
     others = [r for r in rivals if r not in twins]
     changed: list[CandidateRecord] = []
-    if twins:
-        twin = twins[-1]
-        evidence = f"same results as {twin.node} ({twin.origin}) on every scenario"
-        rec.verdict = Verdict(
-            passed=True, method="agreement", checks=ver.results if ver else [], confirmed=True, evidence=[evidence]
-        )
-        rec.status = "verified"
-        if twin.status != "verified":
-            twin.verdict = twin.verdict.model_copy(
-                update={
-                    "confirmed": True,
-                    "evidence": [*twin.verdict.evidence, f"same results as {node.id} ({rec.origin}) on every scenario"],
-                }
+    winner: str | None = None
+    if others and not twins:
+        winner = _compare(rt, state, rec, others[-2:], original, changed)
+        if winner is None and rec.verdict.method != "comparison":
+            others = []  # the comparison failed: judge the candidate alone
+    if twins or not others:
+        # agreement is evidence to weigh, not a verdict: two candidates from one model often share a misreading
+        same = [
+            f"{r.node} ({r.origin}) returned the same results on every scenario and was "
+            + (
+                "refuted: " + "; ".join(r.verdict.reasons)[:300]
+                if r.status == "refuted"
+                else "approved by the judge (agreement shows the two readings coincide, not that either is right)"
             )
-            twin.status = "verified"
-            changed.append(twin)
-    elif others and not _compare(rt, state, rec, others[-2:], changed):
-        others = []  # the comparison failed: judge the candidate alone
-    if not twins and not others:
-        refuted_twins = [
-            f"{r.node} ({r.origin}) returned the same results on every scenario and was refuted: "
-            + "; ".join(r.verdict.reasons)[:300]
             for r in cands.items
-            if r.node != node.id
-            and r.status == "refuted"
-            and r.verification is not None
-            and ver is not None
-            and agree(ver, r.verification)
+            if r.node != node.id and r.verification is not None and ver is not None and agree(ver, r.verification)
         ]
-        _judge_alone(rt, state, rec, original, out, refuted_twins)
+        _judge_alone(rt, state, rec, original, out, same)
+        if rec.verdict.passed and twins:
+            twin = twins[-1]
+            for a, b in ((rec, twin), (twin, rec)):
+                if not a.verdict.confirmed:
+                    a.verdict = a.verdict.model_copy(
+                        update={
+                            "confirmed": True,
+                            "evidence": [
+                                *a.verdict.evidence,
+                                f"the judge approved it and {b.node} ({b.origin}), written independently, "
+                                "returned the same results on every scenario",
+                            ],
+                        }
+                    )
+                a.status = "verified"
+            changed.append(twin)
     for r in [rec, *changed]:
         cands.put(r)
     verified = cands.verified()
-    accepted = max(verified, key=CandidateRecord.rank).node if verified else None
+    accepted = winner or (max(verified, key=CandidateRecord.rank).node if verified else None)
     for r in [rec, *changed]:
         _mark(rt, state, tree, r, chosen=r.node == accepted)
     if accepted is not None:
-        state["accepted"] = accepted
-    elif rt.model is not None and state["mode"] != "linear":
+        state.accepted = accepted
+    elif rt.model is not None and state.mode != "linear":
         _add_rewrite_sibling(state, tree, node, rec)
     _save_candidates(state, cands)
 
@@ -535,8 +419,9 @@ def _judge_alone(
 ) -> None:
     verdict = judge(
         JudgeInput(
-            intent=state["intent"],
+            intent=state.intent,
             sql=rec.sql,
+            original_sql=state.original_sql,
             execution=out.execution,
             verification=rec.verification,
             context=context,
@@ -552,17 +437,25 @@ def _judge_alone(
 
 
 def _compare(
-    rt: Runtime, state: TreeState, rec: CandidateRecord, rivals: list[CandidateRecord], changed: list[CandidateRecord]
-) -> bool:
-    """Listwise judgement of the new candidate against approved rivals whose results differ; False if it failed."""
+    rt: Runtime,
+    state: TreeState,
+    rec: CandidateRecord,
+    rivals: list[CandidateRecord],
+    original: Verification | None,
+    changed: list[CandidateRecord],
+) -> str | None:
+    """Listwise judgement of the new candidate against approved rivals whose results differ. Their results differ,
+    so at most one of them can be right: the one chosen (and found right) stays approved and the run ends with it;
+    every other one is no longer approved. Without a winner only those found wrong lose their approval. Returns
+    the winner's node, or None (then a new candidate the comparison said nothing of is judged alone)."""
     group = sorted([*rivals, rec], key=lambda c: c.order)
     labels = {c.node: chr(ord("A") + i) for i, c in enumerate(group)}
     try:
         comp = compare_candidates(
             CompareInput(
-                intent=state["intent"],
-                original_sql=state["original_sql"],
-                checks=check_plan(state),
+                intent=state.intent,
+                original_sql=state.original_sql,
+                checks=state.checks,
                 contenders=[
                     Contender(
                         label=labels[c.node],
@@ -579,64 +472,60 @@ def _compare(
             rt.ctx,
         )
     except _MODEL_FAULTS as e:
-        state["failures"].append({"node": rec.node, "phase": "compare", **_fault_info(e)})
-        return False
+        state.failures.append(_failure(e, node=rec.node, phase="compare"))
+        return None
+    best = comp.best if comp.best and (v := comp.verdict_of(comp.best)) is not None and v.right else None
+    winner = None
     for c in group:
         label = labels[c.node]
         v = comp.verdict_of(label)
         reason = (v.reason if v else "") or comp.reason
-        if comp.best == label:
+        if best == label:
             others = ", ".join(f"{o.node} ({labels[o.node]})" for o in group if o is not c)
+            confirming = confirming_checks(c.verification, original) if c.verification is not None else []
+            confirmed = c.verdict.confirmed or bool(confirming)
             upd = {
                 "passed": True,
                 "method": "comparison",
-                "confirmed": True,
-                "evidence": [f"chosen over {others} on the rows where their results differ: {reason}"[:600]],
+                "confirmed": confirmed,
+                "evidence": [
+                    *(c.verdict.evidence if c.verdict.confirmed else confirming),
+                    f"chosen over {others} on the rows where their results differ: {reason}"[:600],
+                ],
             }
-            status = "verified"
-        elif v is not None and not v.right:
-            upd = {
-                "passed": False,
-                "method": "comparison",
-                "confirmed": False,
-                "evidence": [],
-                "reasons": [f"the comparison found it wrong: {reason}"[:600]],
-            }
+            status = "verified" if confirmed else "unconfirmed"
+            winner = c.node
+        elif (v is not None and not v.right) or best:
+            why = f"the comparison found it wrong: {reason}" if v is not None and not v.right else ""
+            why = why or f"the comparison preferred {best}: {reason}"
+            upd = {"passed": False, "method": "comparison", "confirmed": False, "evidence": [], "reasons": [why[:600]]}
             status = "refuted"
-        elif c is rec:  # neither chosen nor found wrong: it stays as good as the judge's reading
-            upd = {
-                "passed": True,
-                "method": "comparison",
-                "confirmed": False,
-                "reasons": [f"not preferred in the comparison: {reason}"[:600]],
-            }
-            status = "unconfirmed"
-        else:
+        else:  # no winner and no word on this one: its earlier verdict stands (a new candidate is judged alone)
             continue
         c.verdict = c.verdict.model_copy(update={**upd, "checks": c.verification.results if c.verification else []})
         c.status = status  # type: ignore[assignment]
         if c is not rec:
             changed.append(c)
-    return True
+    return winner
 
 
 def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *, chosen: bool) -> None:
     """Put the record's verdict on its node (where the CLI, the copilot and the benchmarks read it). One node is
     accepted (the run ends with it); another verified candidate is done, its verdict saying it was confirmed."""
     node = tree.nodes[rec.node]
-    node.verdict = {**rec.verdict.model_dump(mode="json"), "summary": rec.verdict.summary(), "status": rec.status}
+    node.verdict = rec.verdict.model_copy(deep=True)
     statuses: dict[str, NodeStatus] = {
         "verified": "accepted" if chosen else "done",
-        "unconfirmed": "unconfirmed",
+        "unconfirmed": "accepted" if chosen else "unconfirmed",
         "refuted": "refuted",
     }
     node.status = statuses[rec.status]
     if rt.model is None and rec.verdict.passed:  # the LLM-free fallback accepts what executes with rows
         node.status = "accepted"
-    if rec.status == "refuted" and not any(r["node"] == rec.node for r in state["refuted"]):
+    if rec.status == "refuted" and not any(r.node == rec.node for r in state.refuted):
         why = rec.verdict.reasons or [rec.verdict.summary()]
-        state["refuted"].append({"node": rec.node, "sql": statements_text(rec.sql)[:600], "why": "; ".join(why)[:600]})
-    execution = GenerateSqlOutput.model_validate(node.output).execution.summary() if node.output else ""
+        state.refuted.append(Refuted(node=rec.node, sql=statements_text(rec.sql)[:600], why="; ".join(why)[:600]))
+    execution = node.output.execution.summary() if isinstance(node.output, GenerateSqlOutput) else ""
     rt.emit(
         "candidate",
         rec.verdict.summary(),
@@ -669,33 +558,31 @@ def _add_rewrite_sibling(state: TreeState, tree: PlanTree, node: PlanNode, rec: 
     else:  # beside it, under the same reading (a reading's hypothesis may sit on the candidate's own node)
         sid = tree.add_spec(spec, node.parent, hypothesis=node.hypothesis)
     if rec.status == "unconfirmed":
-        state["jump"] = sid
+        state.jump = sid
 
 
 # ---------------------------------------------------------------------------------------------------
 # advance: accept, select, roll back, or stop
 
 
-def _advance(rt: Runtime, state: TreeState) -> None:
-    tree = _tree(state)
+def _advance(rt: Runtime, state: TreeState) -> str:
+    tree = state.tree
     node = tree.nodes[tree.cursor or ""]
-    linear = state["mode"] == "linear"
-    if state.get("accepted"):
-        return _finish(rt, state, tree, "accepted", state["accepted"])
+    linear = state.mode == "linear"
+    if state.accepted:
+        return _finish(rt, state, "accepted", state.accepted)
     if node.status == "accepted":
-        return _finish(rt, state, tree, "accepted", node.id)
+        return _finish(rt, state, "accepted", node.id)
     over = _over_budget(rt.budget, state)
     if over:
-        state["notes"].append(f"budget exhausted ({over}): returning the best candidate so far")
-        return _finish(rt, state, tree, "budget", None)
-    jump, state["jump"] = state.get("jump"), None
+        state.notes.append(f"budget exhausted ({over}): returning the best candidate so far")
+        return _finish(rt, state, "budget", None)
+    jump, state.jump = state.jump, None
     if jump in tree.nodes and tree.nodes[jump].status == "pending":  # the verification sibling: compare first
         tree.cursor = jump
-        _save(state, tree)
-        state["phase"] = "execute"
-        return None
+        return "execute"
     if node.status == "unconfirmed":  # approved, and no second candidate is left to compare it with
-        return _finish(rt, state, tree, "accepted", None)
+        return _finish(rt, state, "accepted", None)
     pending = tree.pending_children(node.id)
     dead_end = node.status in ("refuted",) or (not pending and node.status in ("done", "failed"))
     if not dead_end:
@@ -703,30 +590,26 @@ def _advance(rt: Runtime, state: TreeState) -> None:
             tree.cursor = pending[0].id
         else:
             tree.cursor = _select(rt, state, tree, node, pending)
-        _save(state, tree)
-        state["phase"] = "execute"
-        return None
+        return "execute"
     target = None if linear else _rollback_target(tree, node)
     cursor = _revise(rt, state, tree, node, target)
     if cursor is None:
         if not any(n.status == "pending" for n in tree.nodes.values()):
-            state["notes"].append("no unexplored alternative is left")
-        return _finish(rt, state, tree, "exhausted", None)
+            state.notes.append("no unexplored alternative is left")
+        return _finish(rt, state, "exhausted", None)
     tree.cursor = cursor
-    _save(state, tree)
-    state["phase"] = "execute"
-    return None
+    return "execute"
 
 
 def _over_budget(b: Budget, state: TreeState) -> str | None:
-    c = state["counters"]
-    if c["nodes"] >= b.max_nodes:
+    c = state.counters
+    if c.nodes >= b.max_nodes:
         return f"{b.max_nodes} nodes"
-    if c["llm_calls"] >= b.max_llm_calls:
+    if c.llm_calls >= b.max_llm_calls:
         return f"{b.max_llm_calls} LLM calls"
-    if c["prompt_tokens"] + c["completion_tokens"] >= b.max_tokens:
+    if c.prompt_tokens + c.completion_tokens >= b.max_tokens:
         return f"{b.max_tokens} tokens"
-    if c["wall_ms"] >= b.max_wall_s * 1000:
+    if c.wall_ms >= b.max_wall_s * 1000:
         return f"{b.max_wall_s:.0f} s wall time"
     return None
 
@@ -754,13 +637,13 @@ def _select(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, pendi
         if reply is not None:
             _decide(state, "select", reply, rt)
             return reply.cursor or ids[0]
-        state["notes"].append(f"planner selection failed at {node.id}: took the first branch")
+        state.notes.append(f"planner selection failed at {node.id}: took the first branch")
     return ids[0]
 
 
 def _revise(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, target: PlanNode | None) -> str | None:
     """After a refuted candidate or a dead end: the planner may add nodes and move the cursor."""
-    linear = state["mode"] == "linear"
+    linear = state.mode == "linear"
     if rt.model is not None:
         idmap: dict[str, str] = {}
 
@@ -790,7 +673,7 @@ def _revise(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, targe
                 parent = idmap.get(a.parent, a.parent)
                 tree.add_spec(a.node, parent, linear=linear, idmap=idmap)
             return idmap.get(reply.cursor or "", reply.cursor)
-        state["notes"].append(f"planner revision failed after {node.id}: rolled back deterministically")
+        state.notes.append(f"planner revision failed after {node.id}: rolled back deterministically")
     if target is not None:
         return target.id
     if rt.model is not None and (linear or (node.tool != "generate_sql" and node.status == "done")):
@@ -841,23 +724,23 @@ def _ask_planner(
                 role="planner",
                 response_model=PlannerReply,
                 phase=phase,
-                mode=state["mode"],
-                intent=state["intent"],
-                original_sql=statements_text(state["original_sql"]),
-                original_result=state["original_result"],
+                mode=state.mode,
+                intent=state.intent,
+                original_sql=statements_text(state.original_sql),
+                original_result=state.original_result,
                 schema_can_inspect=True,
-                **rt.ctx.schema_vars(sql=_planner_sql(state), intent=state["intent"]),
+                **rt.ctx.schema_vars(sql=_planner_sql(state), intent=state.intent),
                 tools=[{"name": t.name, "purpose": t.purpose, "input": _json(t.planner_input)} for t in TOOLS.values()],
                 tree=_json(tree.for_planner()) if tree.nodes else "",
                 cursor=tree.cursor,
                 options=options or [],
                 failed=failed,
                 suggested=suggested,
-                refuted=state["refuted"][-4:],
+                refuted=state.refuted[-4:],
                 problem=problem,
             )
         except StructuredOutputError as e:
-            state["failures"].append({"phase": phase, **_fault_info(e)})
+            state.failures.append(_failure(e, phase=phase))
             problem = f"your previous reply was not valid JSON for the schema: {'; '.join(e.errors)[:400]}"
             continue
         reply: PlannerReply = resp.parsed
@@ -867,25 +750,19 @@ def _ask_planner(
             problem = validate(reply) if validate else None
         if not problem:
             return reply
-        state["failures"].append({"phase": phase, "kind": "invalid_decision", "errors": [problem]})
+        state.failures.append(Failure(phase=phase, kind="invalid_decision", errors=[problem]))
         problem = f"your previous decision was invalid: {problem}"
     return None
 
 
 def _planner_sql(state: TreeState) -> list[str]:
     """The SQL whose tables the planner's schema listing covers: the original and refuted candidates."""
-    return sql_list(state["original_sql"], [r["sql"] for r in state["refuted"][-4:]])
+    return sql_list(state.original_sql, [r.sql for r in state.refuted[-4:]])
 
 
 def _decide(state: TreeState, phase: str, reply: PlannerReply, rt: Runtime) -> None:
-    state["decisions"].append(
-        {
-            "phase": phase,
-            "cursor": reply.cursor,
-            "reason": reply.reason[:500],
-            "added": len(reply.add),
-            "stop": reply.stop,
-        }
+    state.decisions.append(
+        Decision(phase=phase, cursor=reply.cursor, reason=reply.reason[:500], added=len(reply.add), stop=reply.stop)
     )
     if reply.reason:
         rt.emit("note", f"planner ({phase}): {reply.reason[:200]}")
@@ -900,13 +777,13 @@ def _json(obj: Any) -> str:
 # clarify (interactive) and finish
 
 
-def _clarify(rt: Runtime, state: TreeState) -> TreeState:
-    state = _copy(state)
-    pending = state["pending"] or {}
-    answer = interrupt(pending)  # the run pauses here until resume(thread_id, answer)
-    tree = _tree(state)
-    branches = [c for c in tree.pending_children(pending["node_id"])]
-    choice = _match_answer(str(answer), pending.get("options", []))
+def _clarify(rt: Runtime, state: TreeState) -> str:
+    pending = state.pending or Clarification(question="")
+    answer = interrupt(pending.model_dump())  # the run pauses here until resume(thread_id, answer)
+    tree = state.tree
+    asked = pending.node_id or ""
+    branches = [c for c in tree.pending_children(asked)]
+    choice = _match_answer(str(answer), pending.options)
     if choice is not None and choice < len(branches):
         tree.cursor = branches[choice].id
     else:  # a reading none of the options covered: a new branch with the user's words
@@ -917,15 +794,13 @@ def _clarify(rt: Runtime, state: TreeState) -> TreeState:
             else NodeSpec(description="write the SQL", tool="generate_sql")
         )
         tmpl.description = f"user's reading: {answer}"[:200]
-        tree.cursor = tree.add_spec(tmpl, pending["node_id"], hypothesis=f"user says: {answer}")
+        tree.cursor = tree.add_spec(tmpl, asked, hypothesis=f"user says: {answer}")
     for b in branches:  # the user settled it: other readings are not explored
         if b.id != tree.cursor:
             b.status = "skipped"
-    state["notes"].append(f"user clarified {pending.get('phrase', '')!r}: {answer}")
-    state["pending"] = None
-    _save(state, tree)
-    state["phase"] = "execute"
-    return state
+    state.notes.append(f"user clarified {pending.phrase!r}: {answer}")
+    state.pending = None
+    return "execute"
 
 
 def _match_answer(answer: str, options: list[str]) -> int | None:
@@ -938,31 +813,31 @@ def _match_answer(answer: str, options: list[str]) -> int | None:
     return None
 
 
-def _finish(rt: Runtime, state: TreeState, tree: PlanTree, reason: str, node_id: str | None) -> None:
-    cands = _candidates(state)
+def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> str:
+    tree = state.tree
+    cands = state.candidates
     best = cands.best()
     chosen = node_id or (best.node if best else None)
     rec = cands.get(chosen) if chosen else None
     if reason == "accepted" and rec is not None and rec.verdict.passed and rec.verdict.method != "execution_only":
-        status = "solved"
+        status: FinalStatus = "solved"
         if not rec.verdict.confirmed:
-            state["notes"].append(
+            state.notes.append(
                 "the judge approved the candidate, but no check the original fails and no second candidate confirmed it"
             )
     elif reason == "accepted" and rec is not None:
         status = "best_effort"
-        state["notes"].append("the candidate executes but no LLM judge verified its meaning")
+        state.notes.append("the candidate executes but no LLM judge verified its meaning")
     elif rec is not None and rec.executes:
         status = "best_effort"
     else:
         status = "failed"
-    state["final"] = {"status": status, "node": chosen, "reason": reason}
+    state.final = Final(status=status, node=chosen, reason=reason)
     for n in tree.nodes.values():  # one ★: other verified candidates stay readable by their verdicts
         if n.status == "accepted" and n.id != chosen:
             n.status = "done"
     tree.cursor = chosen or tree.cursor
-    _save(state, tree)
-    state["phase"] = "done"
+    return END
 
 
 def _fault_text(e: BaseException) -> str:
@@ -973,7 +848,7 @@ def _fault_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"[:800]
 
 
-def _fault_info(e: BaseException) -> dict[str, Any]:
+def _failure(e: BaseException, **where: str) -> Failure:
     if isinstance(e, StructuredOutputError):
-        return e.summary()
-    return {"kind": type(e).__name__, "errors": [_fault_text(e)]}
+        return Failure.model_validate({**where, **e.summary()})
+    return Failure.model_validate({**where, "kind": type(e).__name__, "errors": [_fault_text(e)]})

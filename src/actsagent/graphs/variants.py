@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 from actsagent.graphs.runtime import Runtime
+from actsagent.graphs.state import Best, Failure, Final, TreeState, initial_state
 from actsagent.graphs.tree import PlanNode, PlanTree
-from actsagent.graphs.tree_graph import TreeState, initial_state
 from actsagent.llm import StructuredOutputError
-from actsagent.tools import RunSqlInput, RunSqlOutput, run_sql
+from actsagent.tools import GenerateSqlOutput, RunSqlInput, RunSqlOutput, run_sql
 from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import is_statement_list, statements_text
 from actsagent.tools.generate_sql import GeneratedSQL, _clean, write_directly
@@ -57,7 +57,7 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
                 last = _timed(rt, state, tree, node, regen)
             except StructuredOutputError as e:
                 node.status, node.error = "failed", str(e)[:800]
-                state["failures"].append({"node": node.id, **e.summary()})
+                state.failures.append(Failure.model_validate({"node": node.id, **e.summary()}))
                 last = None
         parent = node.id
         if last is not None:
@@ -82,7 +82,7 @@ def run_single_shot(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tr
         _candidate(state, node, node.input["sql"], out)
     except StructuredOutputError as e:
         node.status, node.error = "failed", str(e)[:800]
-        state["failures"].append({"node": node.id, **e.summary()})
+        state.failures.append(Failure.model_validate({"node": node.id, **e.summary()}))
     return _done(state, tree)
 
 
@@ -100,14 +100,16 @@ def _node(tree: PlanTree, parent: str | None, tool: str, description: str) -> Pl
 
 def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) -> RunSqlOutput:
     rt.ctx.meter.start_window()
-    state["counters"]["nodes"] += 1
-    node.order = int(state["counters"]["nodes"])
+    state.counters.nodes += 1
+    node.order = state.counters.nodes
     node.started_at = time.time()
-    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tool=node.tool)
+    rt.emit("node_start", f"{node.tool}: {node.description}", node.id, tree=tree)
     t0 = time.perf_counter()
     try:
         out = fn()
-        node.output = {"execution": out.model_dump(mode="json"), "sql": node.input.get("sql")}
+        # a regenerated SQL is a candidate: its output is generate_sql's, with the execution inside
+        is_candidate = node.tool == "generate_sql"
+        node.output = GenerateSqlOutput(sql=node.input["sql"], source="llm", execution=out) if is_candidate else out
         node.summary = out.summary()
         node.status = "done" if out.ok else "refuted"
         return out
@@ -116,44 +118,26 @@ def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) ->
         node.ms = (time.perf_counter() - t0) * 1000
         node.llm_ms, node.llm_calls = w.llm_ms, w.llm_calls
         node.prompt_tokens, node.completion_tokens, node.cost_usd = w.prompt_tokens, w.completion_tokens, w.cost_usd
-        c = state["counters"]
-        for k in ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "llm_ms"):
-            c[k] += getattr(w, k)
-        c["wall_ms"] += node.ms
-        rt.emit(
-            "node_end",
-            f"{node.tool} {node.status}",
-            node.id,
-            status=node.status,
-            summary=node.error or node.summary,
-            ms=node.ms,
-        )
+        state.counters.add(w)
+        state.counters.wall_ms += node.ms
+        rt.emit("node_end", f"{node.tool} {node.status}", node.id, tree=tree)
 
 
 def _candidate(state: TreeState, node: PlanNode, sql: Any, out: RunSqlOutput) -> None:
     if not node.input.get("sql"):
         node.input = {"sql": sql}
-    cand = {
-        "node": node.id,
-        "sql": sql,
-        "ok": out.ok,
-        "empty": out.ok and out.last.empty,
-        "passed": False,
-        "method": "execution_only",
-        "score": 0.0,
-        "order": node.order,
-    }
-    best = state.get("best")
-    if best is None or (cand["ok"], not cand["empty"]) >= (best["ok"], not best["empty"]):
-        state["best"] = cand
+    cand = Best(node=node.id, ok=out.ok, empty=out.ok and out.last.empty)
+    best = state.best
+    if best is None or (cand.ok, not cand.empty) >= (best.ok, not best.empty):
+        state.best = cand
 
 
 def _done(state: TreeState, tree: PlanTree) -> TreeState:
-    best = state.get("best")
-    status = "best_effort" if best and best["ok"] else "failed"
-    state["final"] = {"status": status, "node": (best or {}).get("node"), "reason": "variant"}
-    state["notes"].append(f"{state['mode']} variant: no judge; success means the SQL executes")
-    tree.cursor = (best or {}).get("node") or tree.cursor
-    state["tree"] = tree.model_dump(mode="json")
-    state["phase"] = "done"
+    best = state.best
+    state.final = Final(
+        status="best_effort" if best and best.ok else "failed", node=best.node if best else None, reason="variant"
+    )
+    state.notes.append(f"{state.mode} variant: no judge; success means the SQL executes")
+    tree.cursor = (best.node if best else None) or tree.cursor
+    state.tree = tree
     return state

@@ -73,7 +73,7 @@ class AgentReport(BaseModel):
             step = (
                 f"call {tool} again with thread_id={run.thread_id!r} and answer= one option's number or your own words"
             )
-        verdict = run.verdict.get("summary") if run.verdict else None
+        verdict = run.verdict.summary() if run.verdict else None
         return cls(
             status=run.status,
             final_sql=run.final_sql,

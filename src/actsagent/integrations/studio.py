@@ -22,7 +22,8 @@ from actsagent.db import Database
 from actsagent.errors import UserError
 from actsagent.graphs.models import Budget, Mode
 from actsagent.graphs.runtime import Runtime
-from actsagent.graphs.tree_graph import TreeState, build_tree_graph, initial_state
+from actsagent.graphs.state import TreeState, initial_state
+from actsagent.graphs.tree_graph import build_tree_graph
 from actsagent.tools import ToolContext
 
 

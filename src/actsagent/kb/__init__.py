@@ -216,11 +216,11 @@ def add_verified_run(
     db: Database, run: Any, *, verified_by: str, path: Path | None = None, embedder: Embedder | None = None
 ) -> VerifiedExample:
     """Record an agent run as an example only when it was solved and its verdict passed."""
-    verdict = run.verdict or {}
-    if run.status != "solved" or not verdict.get("passed") or not run.final_sql:
+    passed = run.verdict is not None and run.verdict.passed
+    if run.status != "solved" or not passed or not run.final_sql:
         raise UserError(
             f"run {run.thread_id} is not a verified answer (status {run.status}, "
-            f"verdict {'passed' if verdict.get('passed') else 'not passed'})"
+            f"verdict {'passed' if passed else 'not passed'})"
         )
     return add_example(
         db,

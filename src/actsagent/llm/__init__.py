@@ -27,7 +27,7 @@ from actsagent.llm.langchain_model import LangChainChatModel
 from actsagent.llm.openai_model import OpenAIChatModel, allow_model_requests
 from actsagent.llm.scripted import FailingChatModel, ScriptedCall, ScriptedChatModel, ScriptedReply, scripted_config
 from actsagent.llm.structured import OutputInvalid, parse_structured
-from actsagent.llm.usage import CallRecord, LLMResponse, Usage, UsageLedger, UsageTotals, current_labels
+from actsagent.llm.usage import CallRecord, LLMResponse, RunUsage, Usage, UsageLedger, UsageTotals, current_labels
 
 
 def get_chat_model(config: LLMConfig | None = None, *, ledger: UsageLedger | None = None) -> ChatModel | None:
@@ -63,6 +63,7 @@ __all__ = [
     "Request",
     "ResponseCache",
     "RoleModels",
+    "RunUsage",
     "ScriptExhausted",
     "ScriptedCall",
     "ScriptedChatModel",

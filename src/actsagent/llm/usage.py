@@ -41,6 +41,20 @@ class Usage(BaseModel):
         )
 
 
+class RunUsage(Usage):
+    """Usage of many completions (a plan node's, a run's): their tokens and dollars, how many calls, how long."""
+
+    llm_calls: int = 0
+    cached_calls: int = 0
+    llm_ms: float = 0.0
+
+    def add(self, other: RunUsage) -> None:
+        for k in ("llm_calls", "cached_calls", "prompt_tokens", "completion_tokens", "cost_usd", "llm_ms"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        self.price_known = self.price_known and other.price_known
+        self.estimated = self.estimated or other.estimated
+
+
 class LLMResponse(BaseModel):
     """What ``ChatModel.complete`` returns. ``parsed`` is the validated ``response_model`` instance."""
 

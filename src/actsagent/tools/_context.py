@@ -7,61 +7,56 @@ can put each call's tokens and time on the plan node that caused it.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from actsagent.db import Database
+from actsagent.llm.usage import LLMResponse, RunUsage
 
 if TYPE_CHECKING:
     from actsagent.guard import Policy
+    from actsagent.kb import Retriever
     from actsagent.llm import ChatModel
 
+log = logging.getLogger("actsagent.tools")
 
-class Usage(BaseModel):
-    """LLM usage and time; added up per node and per run."""
 
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    llm_ms: float = 0.0
-    cached_calls: int = 0
+class SchemaSource(StrEnum):
+    """Where a prompt's schema context (the ``_schema.md`` variables) comes from, set per run.
 
-    def add(self, other: Usage) -> None:
-        for k in type(self).model_fields:
-            setattr(self, k, getattr(self, k) + getattr(other, k))
+    ``auto``: the knowledge base when the schema is too large to show whole and a knowledge base
+    exists for the database (or one is given on the context); the pruned listing otherwise, so a
+    small database's prompts never change. ``listing``: always ``tools._schema_context.schema_view``.
+    ``kb``: always the knowledge base's retrieval for the prompt's (intent, SQL), with descriptions
+    (built on first use when the database has none).
+    """
 
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+    AUTO = "auto"
+    LISTING = "listing"
+    KB = "kb"
 
 
 @dataclass
 class UsageMeter:
     """Totals for a run plus a resettable window for the node being executed."""
 
-    total: Usage = field(default_factory=Usage)
-    window: Usage = field(default_factory=Usage)
+    total: RunUsage = field(default_factory=RunUsage)
+    window: RunUsage = field(default_factory=RunUsage)
 
-    def record(self, response: Any) -> None:
-        u = Usage(
-            llm_calls=1,
-            llm_ms=float(getattr(response, "latency_ms", 0.0) or 0.0),
-            cached_calls=1 if getattr(response, "cached", False) else 0,
+    def record(self, response: LLMResponse) -> None:
+        u = RunUsage(
+            **response.usage.model_dump(), llm_calls=1, llm_ms=response.latency_ms, cached_calls=int(response.cached)
         )
-        usage = getattr(response, "usage", None)
-        if usage is not None:
-            u.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-            u.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-            u.cost_usd = float(getattr(usage, "cost_usd", 0.0) or 0.0)
         self.total.add(u)
         self.window.add(u)
 
     def start_window(self) -> None:
-        self.window = Usage()
+        self.window = RunUsage()
 
 
 class ToolInputError(ValueError):
@@ -84,7 +79,11 @@ class ToolContext:
     schema_text: str | None = None
     exec_cache: dict[Any, Any] = field(default_factory=dict)  # statements -> results, see run_sql
     verify_copies: bool | None = None  # may checks copy the database? None: only under the sandbox policy
+    schema_source: SchemaSource = SchemaSource.AUTO
+    kb: Retriever | None = None  # the knowledge base to retrieve from (default: the database's own, if any)
+    kb_budget: int | None = None  # characters of retrieved context per prompt (None: kb.DEFAULT_BUDGET)
     _scenarios: Any = field(default=None, repr=False)
+    _kb_resolved: bool = field(default=False, repr=False)
 
     def active_policy(self) -> Policy:
         from actsagent.guard import Policy
@@ -109,18 +108,64 @@ class ToolContext:
             self.schema_text = self.db.schema().render()
         return self.schema_text
 
-    def schema_vars(self, *, sql: str | list[str] | None = None, intent: str | None = None) -> dict[str, Any]:
-        """The ``_schema.md`` variables: the tables ``sql`` and ``intent`` touch plus FK neighbours
-        (all of a small database); a caller-supplied ``schema_text`` is shown as given."""
+    def schema_vars(
+        self, *, sql: str | list[str] | None = None, intent: str | None = None, prune: bool = True
+    ) -> dict[str, Any]:
+        """The ``_schema.md`` variables: a caller-supplied ``schema_text`` as given; else, when the
+        context's knowledge base applies (``schema_source``), its retrieval for ``intent`` with the
+        tables ``sql`` names; else the listing of the tables ``sql`` and ``intent`` touch plus FK
+        neighbours (all of a small database; all of any database when ``prune`` is off)."""
         if self.schema_text is not None and self._schema_given:
             n = len(self.db.schema().tables)
             return {"schema": self.schema_text, "schema_shown": n, "schema_total": n}
-        from actsagent.tools._schema_context import schema_view
+        from actsagent.tools._schema_context import schema_view, sql_tables
 
+        retriever = self.knowledge_base() if intent and intent.strip() else None
+        if retriever is not None:
+            from actsagent.kb import DEFAULT_BUDGET
+
+            named = sql_tables(sql, self.db.dialect) if sql else set()
+            ctx = retriever.retrieve(intent or "", budget_chars=self.kb_budget or DEFAULT_BUDGET, tables=named)
+            return {**ctx.prompt_vars(), "schema_source": SchemaSource.KB.value}
+        if not prune:
+            sql = intent = None  # nothing named: the listing shows the whole database
         return schema_view(self.db.schema(), sql=sql, intent=intent).prompt_vars()
+
+    def knowledge_base(self) -> Retriever | None:
+        """The retriever the prompts take their schema from, or None for the listing; decided once
+        per context from ``schema_source`` (see ``SchemaSource``)."""
+        if self.schema_source == SchemaSource.LISTING:
+            return None
+        if not self._kb_resolved:
+            self.kb, self._kb_resolved = self._resolve_kb(), True
+        return self.kb
+
+    def _resolve_kb(self) -> Retriever | None:
+        from actsagent.tools._schema_context import shown_whole
+
+        if self.schema_source == SchemaSource.AUTO and shown_whole(self.db.schema()):
+            return None  # a small database is shown whole: its prompts stay as they were
+        if self.kb is not None:
+            return self.kb
+        from actsagent import kb
+        from actsagent.errors import UserError
+
+        try:
+            # LLM-free retrieval: a reformulation call would go unmetered and make runs unrepeatable
+            return kb.retriever(self.db, build_missing=self.schema_source == SchemaSource.KB)
+        except UserError as e:
+            if self.schema_source == SchemaSource.KB:
+                raise
+            log.info("the prompts list the schema of %s: %s", self.db.name, e)
+            return None
 
     def __post_init__(self) -> None:
         self._schema_given = self.schema_text is not None
+        self.schema_source = SchemaSource(self.schema_source)
+        if self.kb_budget is not None and self.kb_budget < 200:
+            from actsagent.errors import UserError
+
+            raise UserError("the knowledge base context budget must be at least 200 characters")
 
     def complete(
         self, template: str, *, role: str, response_model: type[BaseModel] | None = None, **variables: Any

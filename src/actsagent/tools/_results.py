@@ -12,6 +12,26 @@ SMALL_RESULT = 10  # results up to this many rows are shown whole
 PREVIEW_ROWS = 5  # rows shown of a larger result
 
 
+class ToolOutput(BaseModel):
+    """What a tool returns. The graph reads an output only through these methods (each tool's output
+    overrides the ones that apply to it), never by its fields' names."""
+
+    def summary(self) -> str:
+        return ""
+
+    def produced_sql(self) -> str | list[str] | None:
+        """The SQL this output puts on the path for the steps after it (a candidate, a repair, a refinement)."""
+        return None
+
+    def executable_sql(self) -> str | list[str] | None:
+        """SQL this output showed to execute (without a model, the leaf takes the newest on its path)."""
+        return None
+
+    def executed(self) -> list[ExecSummary]:
+        """The statements this output ran, in order (a statement list's failing statement is found here)."""
+        return []
+
+
 class ExecSummary(BaseModel):
     """One statement's outcome: rows (capped) or the typed error."""
 

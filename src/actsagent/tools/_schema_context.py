@@ -74,10 +74,15 @@ def sql_list(*parts: str | list[str] | None) -> list[str]:
     return out
 
 
+def shown_whole(info: SchemaInfo) -> bool:
+    """Whether the database is small enough that every prompt lists it whole."""
+    return len(info.tables) <= SMALL_TABLES and sum(len(t.columns) for t in info.tables) <= SMALL_COLUMNS
+
+
 def select_tables(info: SchemaInfo, *, sql: str | list[str] | None = None, intent: str | None = None) -> list[str]:
     """Names (catalog spelling, catalog order) of the tables a prompt about ``sql``/``intent`` needs."""
     tables = info.tables
-    if len(tables) <= SMALL_TABLES and sum(len(t.columns) for t in tables) <= SMALL_COLUMNS:
+    if shown_whole(info):
         return [t.name for t in tables]
     named = sql_tables(sql, info.dialect) if sql else set()
     words = _words(intent or "") - _common_columns(tables)

@@ -6,7 +6,8 @@ and a direct rewrite, two readings) that give different rows on the same data ar
 question: which rows does the request want? ``differences`` finds those rows scenario by scenario
 (``agree`` says there are none), and ``compare_candidates`` asks the judge model to decide, with
 each candidate's check results beside it. Agreement between independently written candidates is
-itself evidence; the graph counts it without asking.
+evidence the judge weighs, never a verdict by itself: two candidates from one model often share
+one misreading.
 """
 
 from __future__ import annotations

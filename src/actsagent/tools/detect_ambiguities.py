@@ -6,9 +6,12 @@ branch of the plan, so a wrong early reading can be abandoned instead of built u
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._results import ToolOutput
 from actsagent.tools._sqltext import statements_text
 
 
@@ -34,7 +37,9 @@ class AmbiguityReport(BaseModel):
     ambiguities: list[Ambiguity] = Field(default_factory=list)
 
 
-class DetectAmbiguitiesOutput(AmbiguityReport):
+class DetectAmbiguitiesOutput(AmbiguityReport, ToolOutput):
+    tool: Literal["detect_ambiguities"] = "detect_ambiguities"
+
     def summary(self) -> str:
         if not self.ambiguities:
             return "no ambiguity found"

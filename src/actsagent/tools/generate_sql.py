@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from actsagent.tools._context import ToolContext
+from actsagent.tools._results import ExecSummary, ToolOutput
 from actsagent.tools._schema_context import sql_list
 from actsagent.tools._sqltext import is_statement_list, statements_text
 from actsagent.tools.run_sql import RunSqlInput, RunSqlOutput, run_sql
@@ -42,7 +43,8 @@ class GeneratedSQL(BaseModel):
     rationale: str = ""
 
 
-class GenerateSqlOutput(BaseModel):
+class GenerateSqlOutput(ToolOutput):
+    tool: Literal["generate_sql"] = "generate_sql"
     sql: str | list[str]
     source: Literal["llm", "draft", "original"]
     rationale: str = ""
@@ -52,6 +54,12 @@ class GenerateSqlOutput(BaseModel):
     @property
     def statements(self) -> list[str]:
         return [self.sql] if isinstance(self.sql, str) else list(self.sql)
+
+    def produced_sql(self) -> str | list[str]:
+        return self.sql
+
+    def executed(self) -> list[ExecSummary]:
+        return self.execution.statements
 
     def summary(self) -> str:
         sql = statements_text(self.sql)

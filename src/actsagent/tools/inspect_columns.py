@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 import sqlglot
 from pydantic import BaseModel, Field, model_validator
 
 from actsagent.db import QueryResult
 from actsagent.tools._context import ToolContext, ToolInputError
+from actsagent.tools._results import ToolOutput
 
 
 class InspectColumnsInput(BaseModel):
@@ -70,7 +71,8 @@ class ColumnProfile(BaseModel):
         )
 
 
-class InspectColumnsOutput(BaseModel):
+class InspectColumnsOutput(ToolOutput):
+    tool: Literal["inspect_columns"] = "inspect_columns"
     profiles: list[ColumnProfile]
 
     def summary(self) -> str:

@@ -1,13 +1,17 @@
 """judge: does the SQL, with its result, answer the intent? (Reflect-SQL's semantic and entailment checks)
 
-The LLM scores four semantic dimensions (column choice, granularity and aggregation, joins,
-logic) and whether the result entails the intent, each 1-10 with a reason. It sees the concrete
-results of the checks written from the request before any candidate existed (``verify``), and for
-requests about speed the plans of the original and the candidate. The pass decision is computed
-here, not by the model: the SQL must execute, no check may have failed (a failed check refutes
-without asking the model, ``method="checks"``), and the weighted semantic score and the entailment
-score must reach their thresholds. Without a model only execution can be checked, and the verdict
-says so (``method="execution_only"``).
+The LLM first lists what the request asks, one requirement at a time, and says for each whether
+the SQL and its result meet it (yes / no / unclear); then it scores four semantic dimensions
+(column choice, granularity and aggregation, joins, logic) and whether the result entails the
+intent, each 1-10 with a reason; last it gives an overall verdict: correct, wrong, or unsure. It
+sees the faulty SQL the user reported, the concrete results of the checks written from the request
+before any candidate existed (``verify``), and for requests about speed the plans of the original
+and the candidate. The pass decision is computed here, not by the model: the SQL must execute, no
+check may have failed (a failed check refutes without asking the model, ``method="checks"``), no
+requirement may be unmet, the verdict must be "correct" (a judge that cannot tell does not
+approve: a scored preview on a few sample rows agrees with nearly anything), and the weighted
+semantic score and the entailment score must reach their thresholds. Without a model only
+execution can be checked, and the verdict says so (``method="execution_only"``).
 """
 
 from __future__ import annotations
@@ -31,18 +35,29 @@ class Score(BaseModel):
     reason: str = ""
 
 
+class Requirement(BaseModel):
+    requirement: str = Field(description="one thing the request asks for, in the request's own terms")
+    met: Literal["yes", "no", "unclear"]
+    why: str = Field(default="", description="the clause, column or row that shows it")
+
+
 class JudgeScores(BaseModel):
+    requirements: list[Requirement] = Field(default_factory=list, description="what the request asks, one by one")
     columns: Score
     granularity: Score
     joins: Score
     logic: Score
     entailment: Score
     issues: list[str] = Field(default_factory=list, description="concrete problems, if any")
+    verdict: Literal["correct", "wrong", "unsure"] = Field(
+        description="correct: every requirement is met; wrong: one is not; unsure: the evidence cannot tell"
+    )
 
 
 class JudgeInput(BaseModel):
     intent: str
     sql: str | list[str]
+    original_sql: str | list[str] | None = None  # the SQL the user reported as faulty
     execution: RunSqlOutput
     verification: Verification | None = None  # the checks' results on this SQL
     original_plan: PlanReport | None = None  # speed requests: the original's EXPLAIN, beside the candidate's
@@ -51,12 +66,13 @@ class JudgeInput(BaseModel):
     entailment_threshold: float = Field(default=6.0, ge=1, le=10)
 
 
-Method = Literal["llm", "execution_only", "checks", "comparison", "agreement"]
+Method = Literal["llm", "execution_only", "checks", "comparison"]
 
 
 class Verdict(BaseModel):
-    """A candidate's verdict. ``passed``: approved (by the judge, a comparison, or agreement); ``confirmed``:
-    approved with evidence beyond the judge's reading (a check the original fails, agreement, a comparison)."""
+    """A candidate's verdict. ``passed``: approved (by the judge, or chosen in a comparison); ``confirmed``:
+    approved with evidence beyond the judge's reading (a check with data the request fixes that the original
+    fails, or agreement with an independently written candidate the judge also approved)."""
 
     passed: bool
     method: Method
@@ -74,7 +90,7 @@ class Verdict(BaseModel):
             head += f" (semantic {self.semantic_score:.1f}, entailment {self.entailment_score:.0f})"
         elif self.method == "execution_only":
             head += " (execution only, no LLM judge)"
-        elif self.method in ("checks", "comparison", "agreement"):
+        elif self.method in ("checks", "comparison"):
             head += f" ({self.method})"
         if self.passed and self.method != "execution_only":
             head += "; confirmed: " + "; ".join(self.evidence) if self.confirmed else "; unconfirmed"
@@ -153,6 +169,7 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
         response_model=JudgeScores,
         intent=inp.intent,
         sql=sql,
+        original_sql=statements_text(inp.original_sql) if inp.original_sql else "",
         result=ex.summary(),
         **ctx.schema_vars(sql=inp.sql, intent=inp.intent),
         tables=tables_read(inp.sql, ctx),
@@ -168,8 +185,17 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
         for k in (*WEIGHTS, "entailment")
         if getattr(s, k).score < inp.semantic_threshold and getattr(s, k).reason
     ]
+    unmet = [r for r in s.requirements if r.met == "no"]
+    reasons += [f"unmet: {r.requirement}" + (f" ({r.why})" if r.why else "") for r in unmet]
     reasons += s.issues
-    passed = semantic >= inp.semantic_threshold and s.entailment.score >= inp.entailment_threshold
+    if s.verdict != "correct":
+        reasons.append(f"the judge's verdict: {s.verdict}")
+    passed = (
+        semantic >= inp.semantic_threshold
+        and s.entailment.score >= inp.entailment_threshold
+        and s.verdict == "correct"
+        and not unmet
+    )
     return Verdict(
         passed=passed,
         method="llm",

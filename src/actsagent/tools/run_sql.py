@@ -8,11 +8,13 @@ the database (when the engine supports one), so trying candidates never alters t
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, field_validator
 
 from actsagent.db import DbError, QueryResult
 from actsagent.tools._context import ToolContext
-from actsagent.tools._results import ExecSummary
+from actsagent.tools._results import ExecSummary, ToolOutput
 from actsagent.tools._sqltext import is_read
 
 
@@ -30,7 +32,8 @@ class RunSqlInput(BaseModel):
         return v
 
 
-class RunSqlOutput(BaseModel):
+class RunSqlOutput(ToolOutput):
+    tool: Literal["run_sql"] = "run_sql"
     ok: bool
     statements: list[ExecSummary]
     isolated: bool = False
@@ -42,6 +45,9 @@ class RunSqlOutput(BaseModel):
     @property
     def error(self) -> DbError | None:
         return next((s.error for s in self.statements if s.error is not None), None)
+
+    def executed(self) -> list[ExecSummary]:
+        return self.statements
 
     def summary(self) -> str:
         if len(self.statements) == 1:

@@ -18,19 +18,27 @@ from pydantic import BaseModel, Field
 
 from actsagent.db import DbError
 from actsagent.tools._context import ToolContext
+from actsagent.tools._results import ToolOutput
 
 
 class SafeqlRefineInput(BaseModel):
     sql: str
 
 
-class SafeqlRefineOutput(BaseModel):
+class SafeqlRefineOutput(ToolOutput):
+    tool: Literal["safeql_refine"] = "safeql_refine"
     status: Literal["already_ok", "refined", "gave_up", "unavailable", "rejected"]
     sql: str | None = None
     edits: list[str] = Field(default_factory=list)
     rows_preview: list[list[Any]] = Field(default_factory=list)
     columns: list[str] = Field(default_factory=list)
     message: str = ""
+
+    def produced_sql(self) -> str | None:
+        return self.sql if self.status == "refined" and self.sql else None
+
+    def executable_sql(self) -> str | None:
+        return self.sql if self.status in ("refined", "already_ok") and self.sql else None
 
     def summary(self) -> str:
         if self.status == "refined":

@@ -27,7 +27,7 @@ from actsagent.tools._decompose import (
     decompose,
     line_col_to_position,
 )
-from actsagent.tools._results import ExecSummary
+from actsagent.tools._results import ExecSummary, ToolOutput
 from actsagent.tools._sqltext import is_query, split_script, statements_text
 
 _SPECIFICITY = ["join", "filter", "projection", "aggregation", "order", "unit"]
@@ -79,13 +79,20 @@ class RepairedSQL(BaseModel):
     explanation: str = ""
 
 
-class SplitAndFixOutput(BaseModel):
+class SplitAndFixOutput(ToolOutput):
+    tool: Literal["split_and_fix"] = "split_and_fix"
     original_error: DbError | None = None
     localisation: Localisation
     sub_queries: list[SubQuery] = Field(default_factory=list)
     repaired_sql: str | list[str] | None = None
     explanation: str = ""
     repaired_result: ExecSummary | None = None
+
+    def produced_sql(self) -> str | list[str] | None:
+        return self.repaired_sql or None
+
+    def executable_sql(self) -> str | list[str] | None:
+        return self.repaired_sql if self.repaired_sql and self.repaired_result and self.repaired_result.ok else None
 
     def summary(self) -> str:
         lines = [self.localisation.message]

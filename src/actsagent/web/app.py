@@ -25,10 +25,12 @@ from sse_starlette import EventSourceResponse
 from actsagent import __version__
 from actsagent.db.base import Database
 from actsagent.errors import ActsagentError, DatabaseUnavailable
+from actsagent.graphs.models import Mode
 from actsagent.web.agent_bridge import AgentBridge
 from actsagent.web.answer import Answerer
 from actsagent.web.body_limit import BodyLimit
 from actsagent.web.flow import NO_LLM_NOTE, DatabaseHandle, Flow
+from actsagent.web.lease import Heartbeat
 from actsagent.web.limits import MAX_BODY_BYTES, cut
 from actsagent.web.models import (
     AskRequest,
@@ -43,7 +45,7 @@ from actsagent.web.models import (
     WebEvent,
 )
 from actsagent.web.runner import TurnRunner
-from actsagent.web.store import ConversationBusy, ConversationStore
+from actsagent.web.store import DEFAULT_LEASE_S, ConversationBusy, StoreTarget, open_store
 
 log = logging.getLogger("actsagent.web")
 STATIC = Path(__file__).parent / "static"
@@ -77,12 +79,14 @@ def create_app(
     *,
     db: Database | str | None = None,
     model: Any = None,
-    store_path: str | Path | None = None,
+    store_path: str | Path | StoreTarget | None = None,
     token: str | None = None,
     allowed_hosts: list[str] | None = None,
     llm_answers: bool = True,
-    mode: str = "tree",
+    mode: Mode = "tree",
     max_body_bytes: int = MAX_BODY_BYTES,
+    lease_s: float = DEFAULT_LEASE_S,
+    poll_s: float = 0.25,
 ) -> FastAPI:
     """The app; ``db`` is a Database, a target for ``open_database`` or None (``DATABASE_URL``, else the demo database).
 
@@ -91,17 +95,27 @@ def create_app(
     files (header ``Authorization: Bearer``, ``X-Actsagent-Token`` or ``?token=``). ``allowed_hosts`` guards
     a localhost server against DNS rebinding. A request body over ``max_body_bytes`` is refused (413) while
     it is read.
+
+    ``store_path`` is a SQLite file (None: the default one) or a ``postgresql://`` URL that several copilot
+    replicas share: a turn runs on the replica that started it and streams from any (polled every ``poll_s``);
+    a replica silent for ``lease_s`` has stopped, and its running turns are marked interrupted.
     """
-    store = ConversationStore(store_path)
-    store.mark_interrupted()
+    store = open_store(store_path, lease_s=lease_s)
+    try:
+        store.recover()
+        bridge = AgentBridge(model, mode=mode, checkpointer=store.checkpointer())
+    except BaseException:
+        store.close()
+        raise
+    heartbeat = Heartbeat(store).start()
     handle = DatabaseHandle(db)
-    bridge = AgentBridge(model, mode=mode)
     flow = Flow(handle, bridge, Answerer(model if llm_answers else None))
     runner = TurnRunner(store)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        heartbeat.stop()
         runner.shutdown()
         handle.close()
         store.close()
@@ -116,6 +130,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.store, app.state.runner, app.state.flow, app.state.db = store, runner, flow, handle
+    app.state.heartbeat = heartbeat
 
     if allowed_hosts:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -320,10 +335,7 @@ def create_app(
         async def gen() -> AsyncIterator[dict[str, str]]:
             seen = after
             ch = runner.channel(tid)
-            if ch is None:
-                for ev in store.events(tid, seen):
-                    yield _sse(ev)
-            else:
+            if ch is not None and ch.open:  # the turn runs here: its events as they are produced
                 while True:
                     evs, more = await anyio.to_thread.run_sync(ch.wait, seen, 10.0, abandon_on_cancel=True)
                     for ev in evs:
@@ -331,6 +343,16 @@ def create_app(
                         yield _sse(ev)
                     if not more and not evs:
                         break
+            else:  # stored, or running on another replica: the store, polled until the turn stops running
+                while True:
+                    evs, running = await anyio.to_thread.run_sync(store.poll, tid, seen, abandon_on_cancel=True)
+                    for ev in evs:
+                        seen = ev.seq
+                        yield _sse(ev)
+                    if not running:
+                        break
+                    if not evs:
+                        await anyio.sleep(poll_s)
             yield {"event": "end", "data": "{}"}
 
         # sse-starlette frames the events (one "data:" line each: the JSON has no line break), pings an idle

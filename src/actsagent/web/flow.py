@@ -20,11 +20,12 @@ from actsagent.db.base import Database
 from actsagent.db.results import DbError, ErrorClass, QueryResult
 from actsagent.demo import open_target
 from actsagent.errors import ActsagentError, DatabaseUnavailable, LLMUnavailable
-from actsagent.web.agent_bridge import AgentBridge, BridgeEvent, FinalView
+from actsagent.graphs.models import AgentEvent, NodeEvent, PlanEvent
+from actsagent.graphs.tree import PlanTree
+from actsagent.web.agent_bridge import AgentBridge, FinalView, final_view
 from actsagent.web.answer import Answerer
 from actsagent.web.limits import cut
-from actsagent.web.models import EventType, PlanTree, ResultView, Turn, TurnStatus
-from actsagent.web.plan_tree import TreeBuilder
+from actsagent.web.models import ResultView, StepType, Turn, TurnStatus
 from actsagent.web.results import chart_for, view_of
 
 log = logging.getLogger("actsagent.web")
@@ -37,7 +38,7 @@ NO_LLM_NOTE = (
 
 
 class Step(BaseModel):
-    type: EventType
+    type: StepType
     node_id: str | None = None
     message: str = ""
     data: dict[str, Any] = Field(default_factory=dict)
@@ -176,24 +177,18 @@ class Flow:
 
     # internals ----------------------------------------------------------------------------------
     def _agent(self, question: str, start: Any) -> Iterator[Step]:
-        tree = TreeBuilder()
         status: TurnStatus = "failed"
         final_sql: str | None = None
         got_final = asked = False
         try:
             db = self.db.get()
             for ev in start(db):
-                step = self._from_agent(ev, tree)
-                if ev.type == "clarify":
-                    asked = True
-                    yield step
-                    continue  # the run goes on to its pause; the final event confirms it
                 if ev.type != "final":
-                    yield step
+                    asked = asked or ev.type == "clarify"  # the run goes on to its pause; the final event confirms it
+                    yield agent_step(ev)
                     continue
                 got_final = True
-                fv = ev.final
-                assert fv is not None  # the bridge reads the run into every final event
+                fv = final_view(ev.run)
                 if fv.status == "paused":
                     if not asked and fv.pending:
                         yield Step(
@@ -201,32 +196,24 @@ class Flow:
                             node_id=fv.pending.node_id,
                             message=fv.pending.question,
                             data={"question": fv.pending.question, "options": fv.pending.options},
-                            tree=tree.snapshot(),
+                            tree=ev.run.tree,
                         )
                     status = "awaiting_clarification"
                     continue
                 final_sql = fv.final_sql
-                step.data = _final_data(fv)
-                yield step
+                yield Step(type="final", node_id=ev.node_id, message=ev.message, data=_final_data(fv), tree=ev.run.tree)
                 ok = yield from self._final(question, fv, db)
                 status = "done" if ok else "failed"
             if not got_final:
-                yield Step(type="error", message="The agent stopped without an answer.", tree=tree.snapshot())
+                yield Step(type="error", message="The agent stopped without an answer.")
         except ActsagentError as e:
             status = "failed"
-            yield from self._fail(e, tree, done=False)
+            yield from self._fail(e, done=False)
         except Exception as e:
             status = "failed"
             log.exception("agent run failed")
-            yield from self._fail(e, tree, done=False)
-        yield Step(type="done", data={"status": status, "final_sql": final_sql}, tree=tree.snapshot())
-
-    def _from_agent(self, ev: BridgeEvent, tree: TreeBuilder) -> Step:
-        tree.apply(ev)
-        data = ev.data
-        if ev.type == "clarify":
-            data = {"question": data.get("question") or ev.message, "options": [str(o) for o in data["options"]]}
-        return Step(type=ev.type, node_id=ev.node_id, message=ev.message, data=data, tree=tree.changes())
+            yield from self._fail(e, done=False)
+        yield Step(type="done", data={"status": status, "final_sql": final_sql})
 
     def _final(self, question: str, fv: FinalView, db: Database) -> Generator[Step, None, bool]:
         """Rows and words for the run's final SQL; returns whether the turn has an answer."""
@@ -254,7 +241,7 @@ class Flow:
         ans = self.answerer.answer(question, sql, view, chart)
         yield Step(type="answer", message=ans.text, data=ans.model_dump(mode="json"))
 
-    def _fail(self, e: BaseException, tree: TreeBuilder | None = None, *, done: bool = True) -> Iterator[Step]:
+    def _fail(self, e: BaseException, *, done: bool = True) -> Iterator[Step]:
         if isinstance(e, DatabaseUnavailable):
             msg, kind = f"The database is unavailable: {e}", "database"
         elif isinstance(e, LLMUnavailable):
@@ -263,9 +250,16 @@ class Flow:
             msg, kind = str(e), "user"
         else:
             msg, kind = failure_text(e), "internal"
-        yield Step(type="error", message=msg, data={"kind": kind}, tree=tree.snapshot() if tree else None)
+        yield Step(type="error", message=msg, data={"kind": kind})
         if done:
             yield Step(type="done", data={"status": "failed"})
+
+
+def agent_step(ev: AgentEvent) -> Step:
+    """One of the agent's events as a step of the turn: its own fields as data, the tree it changed apart."""
+    tree = ev.tree if isinstance(ev, PlanEvent | NodeEvent) else None
+    data = ev.model_dump(mode="json", exclude={"type", "node_id", "message", "tree", "run"})
+    return Step(type=ev.type, node_id=ev.node_id, message=ev.message, data=data, tree=tree)
 
 
 def failure_text(e: BaseException) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from actsagent.web.models import PlanTree
+from actsagent.graphs.tree import PlanTree
 
 MAX_BODY_BYTES = 1024 * 1024  # default request-body limit of `actsagent serve`
 MAX_PREVIEW_ROWS = 500  # rows a result preview keeps
@@ -19,6 +19,7 @@ MAX_MESSAGE_CHARS = 20_000  # an event's message (the longest question a request
 MAX_EVENT_CHARS = 1_000_000  # all strings of one event's data together
 MAX_ITEMS = 1_000  # entries of one list or dict in an event's data
 MAX_DEPTH = 12
+MAX_NODE_CHARS = 200_000  # all strings of one plan node's input, or of its output
 
 
 @overload
@@ -81,12 +82,21 @@ def bounded(
 
 
 def bounded_tree(tree: PlanTree | None) -> PlanTree | None:
-    """The plan tree with each node's texts cut (the agent's budgets bound how many nodes there are)."""
+    """The agent's plan tree with each node's texts, inputs and outputs cut (the agent's budgets bound how many
+    nodes there are)."""
     if tree is None:
         return None
     nodes = {
         k: n.model_copy(
-            update={"label": cut(n.label, 1_000), "detail": cut(n.detail, 4_000), "sql": cut(n.sql, MAX_TEXT_CHARS)}
+            update={
+                "description": cut(n.description, 1_000),
+                "hypothesis": cut(n.hypothesis, 1_000),
+                "summary": cut(n.summary, 4_000),
+                "error": cut(n.error, 4_000),
+                "input": bounded(n.input, budget=MAX_NODE_CHARS),
+                "resolved_input": bounded(n.resolved_input, budget=MAX_NODE_CHARS),
+                "output": bounded(n.output, budget=MAX_NODE_CHARS),
+            }
         )
         for k, n in tree.nodes.items()
     }

@@ -7,47 +7,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from actsagent.graphs.models import EventType
+from actsagent.graphs.tree import PlanTree
+
 TurnKind = Literal["ask", "repair", "run"]
 TurnStatus = Literal["running", "awaiting_clarification", "done", "failed", "interrupted"]
-NodeStatus = Literal["pending", "running", "done", "failed", "abandoned", "chosen"]
-
-# Event types: the agent's own ("plan", "node_start", "node_end", "candidate", "clarify", "final",
-# "error", "note") plus the copilot's: "start" (a turn or a resumed segment begins), "reply" (the
-# analyst's answer to a clarification), "result" (rows to show), "answer" (words and chart), "done".
-EventType = Literal[
-    "start",
-    "plan",
-    "node_start",
-    "node_end",
-    "candidate",
-    "clarify",
-    "reply",
-    "final",
-    "error",
-    "note",
-    "result",
-    "answer",
-    "done",
-]
-
-
-class PlanNode(BaseModel):
-    """One node of the agent's plan tree as the page draws it."""
-
-    id: str
-    parent: str | None = None
-    label: str = ""
-    tool: str | None = None
-    status: NodeStatus = "pending"
-    detail: str | None = None  # why it failed or was abandoned, or what it found
-    sql: str | None = None
-    children: list[str] = Field(default_factory=list)
-
-
-class PlanTree(BaseModel):
-    nodes: dict[str, PlanNode] = Field(default_factory=dict)
-    roots: list[str] = Field(default_factory=list)
-    cursor: str | None = None
+# A step of a turn is one of the agent's events (``graphs.models.AgentEvent``, relayed by ``flow``) or one
+# of the copilot's own: "start" (a turn or a resumed segment begins), "reply" (the analyst's answer to a
+# clarification), "result" (rows to show), "answer" (words and chart), "done".
+StepType = Literal[EventType, "start", "reply", "result", "answer", "done"]
 
 
 class ResultView(BaseModel):
@@ -88,11 +56,11 @@ class WebEvent(BaseModel):
 
     turn_id: str
     seq: int
-    type: EventType
+    type: StepType
     node_id: str | None = None
     message: str = ""
     data: dict[str, Any] = Field(default_factory=dict)
-    tree: PlanTree | None = None
+    tree: PlanTree | None = None  # the agent's own tree, on the steps that changed it
     ts: float = Field(default_factory=time.time)
 
 

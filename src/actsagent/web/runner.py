@@ -118,8 +118,9 @@ def record(store: ConversationStore, turn_id: str, steps: Iterator[Step]) -> Ite
             tree=bounded_tree(step.tree),
         )
         store.append_event(ev)
-        if step.type == "done":
-            store.update_turn(turn_id, status=ev.data.get("status", "failed"), final_sql=ev.data.get("final_sql"))
+        if step.type == "done":  # a turn marked interrupted meanwhile (its replica seemed gone) keeps that status
+            store.end_if_running(turn_id, ev.data.get("status", "failed"))
+            store.update_turn(turn_id, final_sql=ev.data.get("final_sql"))
         elif step.type == "answer":
             store.update_turn(turn_id, answer=ev.message)
         yield ev

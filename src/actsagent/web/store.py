@@ -1,41 +1,41 @@
-"""Conversations on disk (one SQLite file), so a restart of the server loses nothing.
+"""Where conversations live: one interface, a SQLite file (the single-user default) or PostgreSQL (replicas).
 
-Every event of every turn is kept: the page rebuilds a conversation by replaying them, with
-the same code that draws a live answer. One turn at a time per conversation is the store's rule,
-not the caller's: a unique index allows one ``running`` turn per conversation, so concurrent
-requests (and processes sharing the file) cannot both start one.
+Every event of every turn is kept: the page rebuilds a conversation by replaying them, with the same
+code that draws a live answer. One turn at a time per conversation is the store's rule, not the
+caller's: a unique index allows one ``running`` turn per conversation, so concurrent requests (and
+processes sharing the store) cannot both start one.
+
+A running turn belongs to the replica (one ``ConversationStore``, one server process) that runs it.
+Each replica beats in the ``replicas`` table; a running turn whose owner has not beaten for the lease
+(it was killed, or stopped) is marked interrupted by whichever replica sweeps first, so no turn spins
+forever and a live one is never taken from its owner.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
+import hashlib
+import re
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
 
 from actsagent.config import home_dir
+from actsagent.db.admin import redact
+from actsagent.errors import UserError
 from actsagent.web.models import Conversation, ConversationSummary, Turn, TurnKind, TurnStatus, WebEvent
 
-_ONE_RUNNING = "turns_one_running"
-_SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS conversations (
-        id TEXT PRIMARY KEY, title TEXT NOT NULL, database TEXT NOT NULL DEFAULT '',
-        created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS turns (
-        id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL, kind TEXT NOT NULL, question TEXT NOT NULL DEFAULT '', sql TEXT,
-        status TEXT NOT NULL, thread_id TEXT, final_sql TEXT, answer TEXT, created_at REAL NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS turns_conv ON turns(conversation_id, idx)",
-    """CREATE TABLE IF NOT EXISTS events (
-        turn_id TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
-        body TEXT NOT NULL, PRIMARY KEY (turn_id, seq))""",
-    f"CREATE UNIQUE INDEX IF NOT EXISTS {_ONE_RUNNING} ON turns(conversation_id) WHERE status = 'running'",
-]
+ONE_RUNNING = "turns_one_running"
+DEFAULT_LEASE_S = 10.0  # a replica silent this long has stopped: its running turns are interrupted
+PG_SCHEMA = "actsagent_copilot"  # the store's tables (and the agent's checkpoints) in a PostgreSQL database
+INTERRUPTED_TEXT = "The server stopped while this answer was being worked out. Ask again to rerun it."
 
-_TURN_COLS = "id, conversation_id, idx, kind, question, sql, status, thread_id, final_sql, answer, created_at"
+TURN_COLS = "id, conversation_id, idx, kind, question, sql, status, thread_id, final_sql, answer, created_at"
 
 
 def default_store_path() -> Path:
@@ -49,79 +49,181 @@ class ConversationBusy(Exception):
         super().__init__("An answer is still being worked out in this conversation.")
 
 
-def _busy(e: sqlite3.IntegrityError) -> bool:
-    return "turns.conversation_id" in str(e)
+class StoreTarget(BaseModel, frozen=True):
+    """A parsed ``--store``: a SQLite file, or a PostgreSQL database and the schema that holds the tables."""
+
+    kind: Literal["sqlite", "postgresql"]
+    path: Path | None = None
+    url: str | None = None
+    pg_schema: str = PG_SCHEMA
+
+    @property
+    def label(self) -> str:
+        return redact(self.url) if self.url else str(self.path)
+
+    def for_user(self, user: str) -> StoreTarget:
+        """The store of one user of a multi-user copilot: a file beside this one, or a schema of its own."""
+        if self.path is not None:
+            return self.model_copy(
+                update={"path": self.path.with_name(f"{self.path.stem}-{user}{self.path.suffix or '.sqlite'}")}
+            )
+        slug = re.sub(r"[^a-z0-9_]", "_", user.lower())[:30]  # distinct users never share a schema: the hash
+        return self.model_copy(
+            update={"pg_schema": f"{PG_SCHEMA}_{slug}_{hashlib.sha256(user.encode()).hexdigest()[:8]}"}
+        )
 
 
-class ConversationStore:
-    """Thread-safe: the server's request handlers and agent workers share one connection."""
+def parse_store(value: str | Path | StoreTarget | None) -> StoreTarget:
+    """``--store`` as a target: a ``postgresql://`` URL, else a SQLite file (None: the default file)."""
+    if isinstance(value, StoreTarget):
+        return value
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return StoreTarget(kind="sqlite", path=default_store_path())
+    text = str(value).strip()
+    if text.startswith(("postgresql://", "postgres://")):
+        return StoreTarget(kind="postgresql", url=text)
+    if "://" in text:
+        raise UserError("--store takes a SQLite file or a postgresql:// URL")
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise UserError(f"--store {path} is a directory: give a SQLite file or a postgresql:// URL")
+    return StoreTarget(kind="sqlite", path=path)
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses nothing committed, no fsync per event
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        with self._lock:
-            fresh = not self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (_ONE_RUNNING,)).fetchone()
-            for stmt in _SCHEMA[:-1]:
-                self._conn.execute(stmt)
-            if fresh:  # a file from before the index may hold two running turns of one conversation
-                self.mark_interrupted()
-            self._conn.execute(_SCHEMA[-1])
+
+def open_store(value: str | Path | StoreTarget | None, *, lease_s: float = DEFAULT_LEASE_S) -> ConversationStore:
+    """The store ``value`` names, ready (tables made); a store that cannot be opened is one ``UserError``."""
+    target = parse_store(value)
+    if target.kind == "postgresql":
+        from actsagent.web.store_pg import PostgresStore
+
+        return PostgresStore(target, lease_s=lease_s)
+    from actsagent.web.store_sqlite import SqliteStore
+
+    return SqliteStore(target.path, lease_s=lease_s)
+
+
+class Session(Protocol):
+    """One connection of a store, inside a transaction or not; SQL uses ``?`` placeholders."""
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    def run(self, sql: str, args: Sequence[Any] = ()) -> int: ...
+
+
+class ConversationStore(ABC):
+    """Conversations, turns and events; thread-safe (request handlers and agent workers share one store)."""
+
+    NOW: str  # the database's clock in epoch seconds, as SQL: replicas on several machines share one clock
+
+    def __init__(self, *, lease_s: float = DEFAULT_LEASE_S) -> None:
+        self.replica = uuid.uuid4().hex[:12]  # this store's (this server's) id as the owner of its turns
+        self.lease_s = lease_s
+        self.closed = False
+
+    # what each database does its own way -------------------------------------------------------
+    @property
+    @abstractmethod
+    def target(self) -> StoreTarget: ...
+
+    @abstractmethod
+    def session(self) -> AbstractContextManager[Session]:
+        """A connection whose statements commit one by one."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Session]:
+        """A transaction that sees the data it checks as it writes (SQLite: its write lock from the first read)."""
+
+    @abstractmethod
+    def is_busy(self, e: Exception) -> bool:
+        """Whether ``e`` is the one-running-turn index refusing a second running turn."""
+
+    @abstractmethod
+    def lock_conversation(self, s: Session, cid: str) -> None:
+        """Hold the conversation's row until the transaction ends (SQLite's write lock already does)."""
+
+    def checkpointer(self) -> Any:
+        """The agent's checkpointer for runs of this store's turns; None: the agent's default (a local file)."""
+        return None
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """Leave: this replica's running turns cannot go on, so they are marked interrupted now."""
+        if self.closed:
+            return
+        try:
+            with self.session() as s:
+                s.run("DELETE FROM replicas WHERE id = ?", (self.replica,))
+            self.mark_interrupted()
+        finally:
+            self.closed = True
+            self._close()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """A transaction holding SQLite's write lock from its first read, so a check and the write it guards
-        see the same data even when another process writes to the file (and a busy file is waited for)."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    @abstractmethod
+    def _close(self) -> None: ...
 
-    # conversations -------------------------------------------------------------------------
+    # replicas ---------------------------------------------------------------------------------
+    def beat(self) -> None:
+        """This replica is alive (its running turns are still being worked out)."""
+        with self.session() as s:
+            s.run(
+                f"INSERT INTO replicas (id, seen_at) VALUES (?, {self.NOW}) "
+                "ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at",
+                (self.replica,),
+            )
+
+    def recover(self) -> int:
+        """At a server's start: end the turns no live replica is working out."""
+        return self.mark_interrupted()
+
+    def mark_interrupted(self, *, all_others: bool = False) -> int:
+        """Running turns whose replica has stopped (``all_others``: any replica but this one) cannot continue:
+        say so instead of spinning forever. One transaction: of several replicas sweeping at once, each
+        orphaned turn is ended by one of them."""
+        args: tuple[str | float, ...]
+        if all_others:
+            orphan, args = "(owner IS NULL OR owner <> ?)", (self.replica,)
+        else:
+            orphan = f"(owner IS NULL OR owner NOT IN (SELECT id FROM replicas WHERE seen_at > {self.NOW} - ?))"
+            args = (self.lease_s,)
+        with self.transaction() as s:
+            rows = s.rows(
+                f"UPDATE turns SET status = 'interrupted' WHERE status = 'running' AND {orphan} RETURNING id", args
+            )
+            for (tid,) in rows:
+                seq = self._next_seq(s, tid)
+                self._append(s, WebEvent(turn_id=tid, seq=seq, type="error", message=INTERRUPTED_TEXT))
+                self._append(s, WebEvent(turn_id=tid, seq=seq + 1, type="done", data={"status": "interrupted"}))
+            s.run(f"DELETE FROM replicas WHERE seen_at < {self.NOW} - 86400")  # long gone
+        return len(rows)
+
+    # conversations ------------------------------------------------------------------------------
     def create_conversation(self, title: str, database: str = "") -> ConversationSummary:
         now = time.time()
         cid = uuid.uuid4().hex[:12]
-        with self._lock:
-            self._conn.execute("INSERT INTO conversations VALUES (?, ?, ?, ?, ?)", (cid, title, database, now, now))
+        with self.session() as s:
+            s.run("INSERT INTO conversations VALUES (?, ?, ?, ?, ?)", (cid, title, database, now, now))
         return ConversationSummary(id=cid, title=title, database=database, created_at=now, updated_at=now)
 
     def list_conversations(self, limit: int = 200) -> list[ConversationSummary]:
-        with self._lock:
-            rows = self._conn.execute(
+        with self.session() as s:
+            rows = s.rows(
                 "SELECT c.id, c.title, c.database, c.created_at, c.updated_at, "
                 "(SELECT count(*) FROM turns t WHERE t.conversation_id = c.id) "
                 "FROM conversations c ORDER BY c.updated_at DESC LIMIT ?",
                 (limit,),
-            ).fetchall()
+            )
         return [
             ConversationSummary(id=r[0], title=r[1], database=r[2], created_at=r[3], updated_at=r[4], turns=r[5])
             for r in rows
         ]
 
     def get_conversation(self, cid: str, *, with_events: bool = True) -> Conversation | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT id, title, database, created_at, updated_at FROM conversations WHERE id = ?", (cid,)
-            ).fetchone()
-            if row is None:
+        with self.session() as s:
+            found = s.rows("SELECT id, title, database, created_at, updated_at FROM conversations WHERE id = ?", (cid,))
+            if not found:
                 return None
-            trows = self._conn.execute(
-                f"SELECT {_TURN_COLS} FROM turns WHERE conversation_id = ? ORDER BY idx", (cid,)
-            ).fetchall()
-        turns = [self._turn(r) for r in trows]
+            trows = s.rows(f"SELECT {TURN_COLS} FROM turns WHERE conversation_id = ? ORDER BY idx", (cid,))
+        row = found[0]
+        turns = [_turn(r) for r in trows]
         if with_events:
             for t in turns:
                 t.events = self.events(t.id)
@@ -136,38 +238,41 @@ class ConversationStore:
         )
 
     def rename_conversation(self, cid: str, title: str) -> None:
-        with self._lock:
-            self._conn.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, cid))
+        with self.session() as s:
+            s.run("UPDATE conversations SET title = ? WHERE id = ?", (title, cid))
 
     def delete_conversation(self, cid: str) -> bool:
         """Delete a conversation with its turns; False if there is none. Raises ``ConversationBusy``
         while one of its turns runs (checked in the transaction that deletes)."""
-        with self._write() as conn:
-            if conn.execute("SELECT 1 FROM turns WHERE conversation_id = ? AND status = 'running'", (cid,)).fetchone():
+        with self.transaction() as s:
+            self.lock_conversation(s, cid)
+            if s.rows("SELECT 1 FROM turns WHERE conversation_id = ? AND status = 'running'", (cid,)):
                 raise ConversationBusy()
-            return conn.execute("DELETE FROM conversations WHERE id = ?", (cid,)).rowcount > 0
+            return s.run("DELETE FROM conversations WHERE id = ?", (cid,)) > 0
 
-    # turns ----------------------------------------------------------------------------------
+    # turns ----------------------------------------------------------------------------------------
     def add_turn(self, cid: str, kind: TurnKind, *, question: str = "", sql: str | None = None) -> Turn:
-        """Start a turn (status ``running``) at the end of a conversation, in one transaction: raises
-        ``ConversationBusy`` while another turn of it runs, ``KeyError`` if there is no conversation ``cid``."""
+        """Start a turn (status ``running``, owned by this replica) at the end of a conversation, in one
+        transaction: raises ``ConversationBusy`` while another turn of it runs, ``KeyError`` if there is no
+        conversation ``cid``."""
         tid = uuid.uuid4().hex[:12]
         now = time.time()
-        with self._write() as conn:
-            try:
-                row = conn.execute(
-                    f"INSERT INTO turns ({_TURN_COLS}) SELECT ?, c.id, (SELECT coalesce(max(idx), -1) + 1 FROM turns "
-                    "WHERE conversation_id = c.id), ?, ?, ?, 'running', ?, NULL, NULL, ? FROM conversations c "
-                    "WHERE c.id = ? RETURNING idx",
-                    (tid, kind, question, sql, f"copilot-{tid}", now, cid),
-                ).fetchall()
-            except sqlite3.IntegrityError as e:
-                if _busy(e):
-                    raise ConversationBusy() from None
-                raise
-            if not row:
-                raise KeyError(cid)
-            conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
+        try:
+            with self.transaction() as s:
+                self.lock_conversation(s, cid)
+                row = s.rows(
+                    f"INSERT INTO turns ({TURN_COLS}, owner) SELECT ?, c.id, (SELECT coalesce(max(idx), -1) + 1 "
+                    "FROM turns WHERE conversation_id = c.id), ?, ?, ?, 'running', ?, NULL, NULL, ?, ? "
+                    "FROM conversations c WHERE c.id = ? RETURNING idx",
+                    (tid, kind, question, sql, f"copilot-{tid}", now, self.replica, cid),
+                )
+                if not row:
+                    raise KeyError(cid)
+                s.run("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, cid))
+        except Exception as e:
+            if self.is_busy(e):
+                raise ConversationBusy() from None
+            raise
         return Turn(
             id=tid,
             conversation_id=cid,
@@ -181,29 +286,33 @@ class ConversationStore:
         )
 
     def claim_turn(self, tid: str, *, waiting: TurnStatus = "awaiting_clarification") -> bool:
-        """Set a turn that is ``waiting`` back to ``running``, atomically: False if it was not waiting
-        (or another request claimed it first); ``ConversationBusy`` if another turn of its conversation runs."""
-        with self._write() as conn:
-            try:
-                cur = conn.execute("UPDATE turns SET status = 'running' WHERE id = ? AND status = ?", (tid, waiting))
-            except sqlite3.IntegrityError as e:
-                if _busy(e):
-                    raise ConversationBusy() from None
-                raise
-        return cur.rowcount > 0
+        """Set a turn that is ``waiting`` back to ``running`` (owned by this replica), atomically: False if it
+        was not waiting (or another request claimed it first); ``ConversationBusy`` if another turn of its
+        conversation runs."""
+        try:
+            with self.transaction() as s:
+                claimed = s.run(
+                    "UPDATE turns SET status = 'running', owner = ? WHERE id = ? AND status = ?",
+                    (self.replica, tid, waiting),
+                )
+        except Exception as e:
+            if self.is_busy(e):
+                raise ConversationBusy() from None
+            raise
+        return claimed > 0
 
     def end_if_running(self, tid: str, status: TurnStatus = "failed") -> bool:
-        """A worker that stopped without recording the turn's end must not leave its conversation locked."""
-        with self._lock:
-            cur = self._conn.execute("UPDATE turns SET status = ? WHERE id = ? AND status = 'running'", (status, tid))
-        return cur.rowcount > 0
+        """A worker that stopped without recording the turn's end must not leave its conversation locked;
+        a turn already ended (by its worker, or as interrupted) keeps its status."""
+        with self.session() as s:
+            return s.run("UPDATE turns SET status = ? WHERE id = ? AND status = 'running'", (status, tid)) > 0
 
     def get_turn(self, tid: str, *, with_events: bool = False) -> Turn | None:
-        with self._lock:
-            row = self._conn.execute(f"SELECT {_TURN_COLS} FROM turns WHERE id = ?", (tid,)).fetchone()
-        if row is None:
+        with self.session() as s:
+            rows = s.rows(f"SELECT {TURN_COLS} FROM turns WHERE id = ?", (tid,))
+        if not rows:
             return None
-        turn = self._turn(row)
+        turn = _turn(rows[0])
         if with_events:
             turn.events = self.events(tid)
         return turn
@@ -218,71 +327,59 @@ class ConversationStore:
                 args.append(val)
         if not sets:
             return
-        with self._lock:
-            self._conn.execute(f"UPDATE turns SET {', '.join(sets)} WHERE id = ?", (*args, tid))
+        with self.session() as s:
+            s.run(f"UPDATE turns SET {', '.join(sets)} WHERE id = ?", (*args, tid))
 
     def previous_turns(self, cid: str, before_idx: int, limit: int = 3) -> list[Turn]:
         """The last finished turns before ``before_idx``: the context a follow-up question carries."""
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {_TURN_COLS} FROM turns WHERE conversation_id = ? AND idx < ? AND status = 'done' "
+        with self.session() as s:
+            rows = s.rows(
+                f"SELECT {TURN_COLS} FROM turns WHERE conversation_id = ? AND idx < ? AND status = 'done' "
                 "ORDER BY idx DESC LIMIT ?",
                 (cid, before_idx, limit),
-            ).fetchall()
-        return [self._turn(r) for r in reversed(rows)]
-
-    def mark_interrupted(self) -> int:
-        """Turns left running by a previous process cannot continue: say so instead of spinning forever."""
-        with self._lock:
-            rows = self._conn.execute("SELECT id FROM turns WHERE status = 'running'").fetchall()
-        for (tid,) in rows:
-            self.append_event(
-                WebEvent(
-                    turn_id=tid,
-                    seq=self.next_seq(tid),
-                    type="error",
-                    message="The server stopped while this answer was being worked out. Ask again to rerun it.",
-                )
             )
-            self.append_event(
-                WebEvent(turn_id=tid, seq=self.next_seq(tid), type="done", data={"status": "interrupted"})
-            )
-            self.update_turn(tid, status="interrupted")
-        return len(rows)
+        return [_turn(r) for r in reversed(rows)]
 
-    # events ---------------------------------------------------------------------------------
+    # events -----------------------------------------------------------------------------------------
     def next_seq(self, tid: str) -> int:
-        with self._lock:
-            (seq,) = self._conn.execute(
-                "SELECT coalesce(max(seq), 0) + 1 FROM events WHERE turn_id = ?", (tid,)
-            ).fetchone()
-        return int(seq)
+        with self.session() as s:
+            return self._next_seq(s, tid)
 
     def append_event(self, event: WebEvent) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO events VALUES (?, ?, ?)", (event.turn_id, event.seq, event.model_dump_json())
-            )
+        with self.session() as s:
+            self._append(s, event)
 
     def events(self, tid: str, after: int = 0) -> list[WebEvent]:
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT body FROM events WHERE turn_id = ? AND seq > ? ORDER BY seq", (tid, after)
-            ).fetchall()
+        with self.session() as s:
+            rows = s.rows("SELECT body FROM events WHERE turn_id = ? AND seq > ? ORDER BY seq", (tid, after))
         return [WebEvent.model_validate_json(r[0]) for r in rows]
 
+    def poll(self, tid: str, after: int) -> tuple[list[WebEvent], bool]:
+        """Events of a turn after ``after`` and whether it still runs (here or on another replica): the status is
+        read first, so a turn that stopped has stored every event it will have by the time they are read."""
+        turn = self.get_turn(tid)
+        return self.events(tid, after), turn is not None and turn.status == "running"
+
     @staticmethod
-    def _turn(r: tuple) -> Turn:
-        return Turn(
-            id=r[0],
-            conversation_id=r[1],
-            index=r[2],
-            kind=r[3],
-            question=r[4],
-            sql=r[5],
-            status=r[6],
-            thread_id=r[7],
-            final_sql=r[8],
-            answer=r[9],
-            created_at=r[10],
-        )
+    def _next_seq(s: Session, tid: str) -> int:
+        return int(s.rows("SELECT coalesce(max(seq), 0) + 1 FROM events WHERE turn_id = ?", (tid,))[0][0])
+
+    @staticmethod
+    def _append(s: Session, event: WebEvent) -> None:
+        s.run("INSERT INTO events VALUES (?, ?, ?)", (event.turn_id, event.seq, event.model_dump_json()))
+
+
+def _turn(r: Sequence[Any]) -> Turn:
+    return Turn(
+        id=r[0],
+        conversation_id=r[1],
+        index=r[2],
+        kind=r[3],
+        question=r[4],
+        sql=r[5],
+        status=r[6],
+        thread_id=r[7],
+        final_sql=r[8],
+        answer=r[9],
+        created_at=r[10],
+    )

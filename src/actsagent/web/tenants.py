@@ -27,7 +27,7 @@ from actsagent.db.base import Database
 from actsagent.db.settings import SessionSettings, as_settings
 from actsagent.errors import UserError
 from actsagent.web.app import TOKEN_NEEDED, create_app, given_token
-from actsagent.web.store import default_store_path
+from actsagent.web.store import StoreTarget, parse_store
 
 MIN_TOKEN_LEN = 16
 _USER = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -82,9 +82,9 @@ def check_tokens(raw: Any, *, source: str = "tokens") -> dict[str, Caller]:
     return out
 
 
-def user_store_path(store_path: str | Path | None, user: str) -> Path:
-    base = Path(store_path) if store_path else default_store_path()
-    return base.with_name(f"{base.stem}-{user}{base.suffix or '.sqlite'}")
+def user_store(store_path: str | Path | StoreTarget | None, user: str) -> StoreTarget:
+    """The user's own store: a SQLite file beside the given one, or a PostgreSQL schema of their own."""
+    return parse_store(store_path).for_user(user)
 
 
 class TokenRouter:
@@ -153,7 +153,7 @@ def create_tenant_app(
     *,
     db: Database | str | None = None,
     model: Any = None,
-    store_path: str | Path | None = None,
+    store_path: str | Path | StoreTarget | None = None,
     allowed_hosts: list[str] | None = None,
     **app_options: Any,
 ) -> LabelledApp:
@@ -169,7 +169,7 @@ def create_tenant_app(
             user: create_app(
                 db=base.with_settings(c.settings),
                 model=model,
-                store_path=user_store_path(store_path, user),
+                store_path=user_store(store_path, user),
                 **app_options,
             )
             for user, c in callers.items()

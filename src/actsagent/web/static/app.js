@@ -226,11 +226,11 @@
         st.llm = d.llm; if (!st.t0) st.t0 = ev.ts; st.status = "running";
         break;
       case "plan": case "node_start": case "node_end": case "candidate": case "note":
-        st.steps.push({ type: ev.type, node: ev.node_id, message: ev.message, ok: d.ok });
+        st.steps.push({ type: ev.type, node: ev.node_id, message: ev.message });
         break;
       case "clarify":
-        st.dialog.push({ question: d.question || ev.message, options: d.options || [], answer: null });
-        st.steps.push({ type: ev.type, node: ev.node_id, message: d.question || ev.message });
+        st.dialog.push({ question: d.question, options: d.options, answer: null });
+        st.steps.push({ type: ev.type, node: ev.node_id, message: d.question });
         break;
       case "reply":
         var open = st.dialog.filter(function (q) { return q.answer === null; });
@@ -356,16 +356,26 @@
     return h("div", { "class": "user" }, [h("div", { "class": "bubble", "data-testid": "user-message" }, kids)]);
   }
 
-  var NODE_ICON = { pending: "○", running: "◉", done: "✓", failed: "✗", abandoned: "↩", chosen: "★" };
+  // the agent's own plan tree (graphs/tree.py): a pending node the run has started is drawn as running
+  var NODE_ICON = { pending: "○", running: "◉", done: "✓", unconfirmed: "~", failed: "✗", refuted: "↩", skipped: "↩", accepted: "★" };
+  var GIVEN_UP = { refuted: "refuted", skipped: "not taken", failed: "failed" };
+
+  function shownStatus(n) { return n.status === "pending" && n.started_at ? "running" : n.status; }
+
+  function nodeDetail(n) {
+    if (n.status === "refuted" && n.verdict && n.verdict.reasons && n.verdict.reasons.length) return n.verdict.reasons.slice(0, 3).join("; ");
+    if (n.status === "skipped" && !n.error && !n.summary) return "you chose another reading";
+    return n.error || n.summary || "";
+  }
 
   function planSection(st) {
     var tree = st.tree;
-    var hasTree = tree && tree.roots && tree.roots.length;
+    var hasTree = tree && tree.root && tree.nodes[tree.root];
     if (!hasTree && !st.steps.length) return null;
-    var counts = { abandoned: 0, failed: 0 };
+    var counts = { refuted: 0, failed: 0 };
     if (hasTree) Object.keys(tree.nodes).forEach(function (k) { var s = tree.nodes[k].status; if (counts[s] !== undefined) counts[s]++; });
     var summary = (hasTree ? Object.keys(tree.nodes).length + " nodes" : "") +
-      (counts.abandoned ? " · " + counts.abandoned + " abandoned" : "") + (counts.failed ? " · " + counts.failed + " failed" : "") +
+      (counts.refuted ? " · " + counts.refuted + " refuted" : "") + (counts.failed ? " · " + counts.failed + " failed" : "") +
       " · " + st.steps.length + " steps";
     var det = h("details", { "class": "plan", "data-testid": "plan-tree" });
     var open = st.planOpen === null ? true : st.planOpen;
@@ -374,7 +384,7 @@
     det.appendChild(h("summary", {}, [h("span", { "class": "sec-title", text: "Plan" }), h("span", { "class": "muted", text: summary })]));
     if (hasTree) {
       var ul = h("ul", { "class": "tree" });
-      tree.roots.forEach(function (r) { ul.appendChild(nodeElement(tree, r, 0)); });
+      ul.appendChild(nodeElement(tree, tree.root, 0));
       det.appendChild(ul);
     }
     if (st.steps.length) {
@@ -395,14 +405,15 @@
   function nodeElement(tree, id, depth) {
     var n = tree.nodes[id];
     if (!n || depth > 40) return h("li", { text: id });
-    var row = h("div", { "class": "node node-" + n.status + (tree.cursor === id ? " cursor" : ""), "data-testid": "plan-node",
-                         "data-status": n.status, "data-node": id }, [
-      h("span", { "class": "node-icon", text: NODE_ICON[n.status] || "○", title: n.status }),
-      h("span", { "class": "node-label", text: n.label }),
-      n.tool ? h("span", { "class": "node-tool", text: n.tool }) : null,
-      n.status === "abandoned" || n.status === "failed" ? h("span", { "class": "node-why", title: n.detail || "",
-        text: (n.status === "abandoned" ? "abandoned" : "failed") + (n.detail ? ": " + firstLine(n.detail) : "") })
-        : (n.detail ? h("span", { "class": "node-detail", title: n.detail, text: firstLine(n.detail) }) : null)]);
+    var status = shownStatus(n), detail = nodeDetail(n);
+    var row = h("div", { "class": "node node-" + status + (tree.cursor === id ? " cursor" : ""), "data-testid": "plan-node",
+                         "data-status": status, "data-node": id }, [
+      h("span", { "class": "node-icon", text: NODE_ICON[status] || "○", title: status }),
+      h("span", { "class": "node-label", text: n.description || n.id }),
+      h("span", { "class": "node-tool", text: n.tool }),
+      GIVEN_UP[status] ? h("span", { "class": "node-why", title: detail,
+        text: GIVEN_UP[status] + (detail ? ": " + firstLine(detail) : "") })
+        : (detail ? h("span", { "class": "node-detail", title: detail, text: firstLine(detail) }) : null)]);
     var li = h("li", {}, [row]);
     if (n.children && n.children.length) {
       var ul = h("ul", {});
