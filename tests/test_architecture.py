@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "actsagent.errors": 0,
     "actsagent.config": 0,
     "actsagent.reporting": 0,
+    "actsagent.batch_engine": 0,  # where batch items run (threads or Ray); beside reporting's log and pool
     "actsagent.naming": 0,
     "actsagent.schema": 0,
     "actsagent.prompts": 0,

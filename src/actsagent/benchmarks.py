@@ -132,3 +132,23 @@ def pg_copy(sqlite_path: Path, name: str, *, replace: bool = False) -> str:
     from actsagent.db.loader import load_embedded
 
     return load_embedded(sqlite_path, name, if_exists="replace" if replace else "reuse", foreign_keys=True).url
+
+
+def spider_pairs(system: str, limit: int, *, on_postgres: bool = False) -> list[dict[str, Any]]:
+    """The first ``limit`` Spider dev pairs (id, question, ``system``'s predicted SQL, db) to clean, on the
+    SQLite files or their copies in the embedded PostgreSQL; incomplete databases and empty predictions left out."""
+    root = data_root()
+    preds = json.loads((root / "spider_dev" / "predictions" / f"{system}.json").read_text(encoding="utf-8"))
+    rows: list[dict[str, Any]] = []
+    dbs: dict[str, str] = {}
+    for q in load_questions(root, "spider_dev"):
+        sql = preds[q.idx]  # the i-th prediction answers question idx i (data README)
+        if q.db_id in INCOMPLETE_DBS or not sql.strip():
+            continue
+        if q.db_id not in dbs:
+            file = db_path(root, "spider_dev", q.db_id)
+            dbs[q.db_id] = pg_copy(file, f"spider_{q.db_id}") if on_postgres else str(file)
+        rows.append({"id": q.idx, "question": q.question, "sql": sql, "db": dbs[q.db_id]})
+        if len(rows) == limit:
+            break
+    return rows

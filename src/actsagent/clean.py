@@ -16,16 +16,18 @@ import threading
 import time
 from collections import Counter
 from difflib import SequenceMatcher
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict, get_args
 
 from pydantic import BaseModel, Field
 from rich.console import Console
 
+from actsagent.batch_engine import Engine, run_batch
 from actsagent.db import Database, DbError, QueryResult, open_database
 from actsagent.errors import ActsagentError, LLMUnavailable, UserError
 from actsagent.guard import Policy, check_sql, rejection_error, run_guarded
-from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress, run_in_pool
+from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress
 from actsagent.safeql import RefineOptions, refine
 
 if TYPE_CHECKING:
@@ -293,6 +295,10 @@ class Cleaner:
         for db in self._dbs.values():
             db.close()
 
+    def record(self, pair: CleanPair) -> dict[str, Any]:
+        """The verdict as the JSON line the log keeps (what a batch engine runs)."""
+        return self.run(pair).model_dump(mode="json")
+
     def run(self, pair: CleanPair) -> CleanResult:
         """The verdict of one pair; nothing one pair brings (bad input, a corrupt database) stops the batch.
 
@@ -506,26 +512,27 @@ def clean_file(
     mode: Mode = "tree",
     default_db: str | None = None,
     progress: bool = True,
+    engine: Engine | None = None,
 ) -> Report:
-    """Clean every pair of ``input_path`` into ``out_path`` (JSONL, resumable) and write a summary beside it."""
+    """Clean every pair of ``input_path`` into ``out_path`` (JSONL, resumable) and write a summary beside it.
+
+    ``engine`` runs the pairs on threads here (the default, ``workers`` of them) or on a Ray cluster."""
+    engine = engine or Engine(workers=workers)
     pairs = read_pairs(input_path, default_db=default_db)
     out = Path(out_path)
     log = _verdict_log(out, Path(input_path))
+    log.merge_parts()  # verdicts a killed Ray run left in its partitions
     pending = log.pending(pairs, lambda p: p.id)
-    cleaner = Cleaner(use_llm=use_llm, model=model, mode=mode)
-    try:
-        with batch_progress(console=Console(stderr=True), disable=not progress) as bar:
-            job = bar.add_task("clean", total=len(pairs), completed=len(pairs) - len(pending), info="")
-            counts: dict[str, int] = {}
-            for res in run_in_pool(cleaner.run, pending, workers=workers, name="clean"):
-                log.append(res.model_dump(mode="json"))
-                counts[res.verdict] = counts.get(res.verdict, 0) + 1
-                bar.update(job, advance=1, info=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    finally:
-        cleaner.close()
+    make_cleaner = partial(Cleaner, use_llm=use_llm, model=model, mode=mode)
+    with batch_progress(console=Console(stderr=True), disable=not progress) as bar:
+        job = bar.add_task("clean", total=len(pairs), completed=len(pairs) - len(pending), info="")
+        counts: dict[str, int] = {}
+        for rec in run_batch(make_cleaner, pending, log, engine=engine, name="clean"):
+            counts[rec["verdict"]] = counts.get(rec["verdict"], 0) + 1
+            bar.update(job, advance=1, info=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     wanted = {p.id for p in pairs}
     records = [r for r in log.records() if str(r.get("id")) in wanted]
-    report = _summary(records, input_path=Path(input_path), out=out, use_llm=use_llm, workers=workers)
+    report = _summary(records, input_path=Path(input_path), out=out, use_llm=use_llm, engine=engine)
     report.write(out.parent, stem=f"{out.stem}_summary")
     return report
 
@@ -552,7 +559,7 @@ def _verdict_log(out: Path, input_path: Path) -> ResultLog:
         raise UserError(f"cannot write the verdicts to {out}: {e.strerror or e}") from e
 
 
-def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_llm: bool, workers: int) -> Report:
+def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_llm: bool, engine: Engine) -> Report:
     n = len(records)
     by = {v: [r for r in records if r.get("verdict") == v] for v in PAIR_VERDICTS}
     reasons: dict[str, int] = {}
@@ -566,7 +573,13 @@ def _summary(records: list[dict[str, Any]], *, input_path: Path, out: Path, use_
     times = [float(r.get("elapsed_s", 0)) for r in records]
     return Report(
         name="Training-data cleaning",
-        config={"input": str(input_path), "output": str(out), "llm": use_llm, "workers": workers},
+        config={
+            "input": str(input_path),
+            "output": str(out),
+            "llm": use_llm,
+            "workers": engine.workers,
+            "engine": engine.name,
+        },
         summary={
             "pairs": n,
             "kept": len(by["kept"]),

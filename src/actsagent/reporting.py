@@ -138,6 +138,43 @@ class ResultLog:
         done = self.done()
         return [it for it in items if str(key_of(it)) not in done]
 
+    @property
+    def parts_dir(self) -> Path:
+        """Where parallel writers (one per worker process) put their own logs until ``merge_parts``."""
+        return self.path.with_name(self.path.name + ".parts")
+
+    def part(self, name: str) -> ResultLog:
+        """A partition log with one writer only (``name`` unique per process): no two writers share a file."""
+        return ResultLog(self.parts_dir / f"{name}.jsonl", key=self.key)
+
+    def merge_parts(self) -> int:
+        """Append the partitions' records whose key is not here yet (once each), then drop the partitions.
+
+        A worker killed mid-item leaves a cut last line (ignored: redone); an item done twice (a batch retried
+        after its worker died) is kept once. Killed mid-merge, the next merge finds the same records and adds
+        only what is still missing. Returns the number of records added."""
+        parts = sorted(self.parts_dir.glob("*.jsonl")) if self.parts_dir.is_dir() else []
+        if not parts:
+            return 0
+        seen = self.done()
+        new = []
+        for part in parts:
+            for rec in ResultLog(part, key=self.key).records():
+                k = str(rec.get(self.key))
+                if self.key in rec and k not in seen:
+                    seen.add(k)
+                    new.append(rec)
+        self._repair_tail()
+        with self.path.open("a", encoding="utf-8") as f:
+            f.writelines(json.dumps(r, default=str, ensure_ascii=False) + "\n" for r in new)
+            f.flush()
+            os.fsync(f.fileno())
+        for part in parts:
+            part.unlink()
+        if not any(self.parts_dir.iterdir()):
+            self.parts_dir.rmdir()
+        return len(new)
+
 
 def batch_progress(*, disable: bool = False, console: Console | None = None, eta: bool = True) -> Progress:
     """The progress bar every batch job shows: its label, the bar, done of total, the current item's

@@ -16,11 +16,13 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from actsagent.batch_engine import Engine, run_batch
 from actsagent.birdcritic.scorer import ScoreResult, ScorerVariant, ScoringKeys, load_scoring_keys, score
 from actsagent.birdcritic.systems import AgentSystem, System, SystemOutput
 from actsagent.birdcritic.tasks import PublicTask, data_dir, load_tasks, native_ids
@@ -29,7 +31,7 @@ from actsagent.config import Limits
 from actsagent.db import admin
 from actsagent.db.sandbox import sandbox
 from actsagent.errors import DatabaseUnavailable
-from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress, run_in_pool
+from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress
 
 if TYPE_CHECKING:
     from actsagent.graphs.models import AgentEvent
@@ -151,6 +153,12 @@ class TaskRunner:
             fresh.close()  # the scorer opens its own psycopg2-like connection
             return score(task, keys, pred_sqls, fresh.url, variant=self.scorer_variant)
 
+    def close(self) -> None:
+        """Nothing to free: every task opens and drops its own copies (a batch engine calls this)."""
+
+    def record(self, task: PublicTask) -> dict[str, Any]:
+        return self.run(task)
+
     def run(self, task: PublicTask) -> dict[str, Any]:
         start = time.perf_counter()
         rec = self.base_record(task)
@@ -226,8 +234,11 @@ def run_benchmark(
     root: Path | None = None,
     report_name: str | None = None,
     scorer_variant: ScorerVariant = "official",
+    engine: Engine | None = None,
 ) -> Report:
-    """Run (or resume) ``system`` on a task set; returns the summary report written to ``out_dir``."""
+    """Run (or resume) ``system`` on a task set; returns the summary report written to ``out_dir``.
+
+    ``engine`` runs the tasks on threads here (the default, ``workers`` of them) or on a Ray cluster."""
     if getattr(system, "reference", False) and not report_name:
         report_name = f"BIRD-CRITIC {task_set} scorer validation ({system.name}, not a system under test)"
     out = Path(out_dir)
@@ -239,7 +250,7 @@ def run_benchmark(
             system,
             out,
             tasks,
-            workers=workers,
+            engine=engine or Engine(workers=workers),
             progress=progress,
             root=root,
             report_name=report_name,
@@ -268,21 +279,25 @@ def _run_locked(
     out: Path,
     tasks: list[PublicTask],
     *,
-    workers: int,
+    engine: Engine,
     progress: bool,
     root: Path | None,
     report_name: str | None,
     scorer_variant: ScorerVariant,
 ) -> Report:
     log = ResultLog(out / RESULTS_FILE, key="instance_id")
+    log.merge_parts()  # results a killed Ray run left in its partitions
     _check_same_system(log, system.name)
     pending = log.pending(tasks, lambda t: t.instance_id)
     if pending:
         runner = make_task_runner(task_set, system, pending, root=root, scorer_variant=scorer_variant)
-        _run_pool(runner, pending, log, workers=max(1, workers), progress=progress, total=len(tasks))
+        _run_pool(runner, pending, log, engine=engine, progress=progress, total=len(tasks))
     records = {str(r["instance_id"]): r for r in log.records()}
     chosen = [records[t.instance_id] for t in tasks if t.instance_id in records]
-    report = summarize(chosen, task_set=task_set, system=system.name, workers=workers, out_dir=out, name=report_name)
+    report = summarize(
+        chosen, task_set=task_set, system=system.name, workers=engine.workers, out_dir=out, name=report_name
+    )
+    report.config["engine"] = engine.name
     report.write(out, stem="summary")
     return report
 
@@ -296,12 +311,14 @@ def _check_same_system(log: ResultLog, name: str) -> None:
 
 
 def _run_pool(
-    runner: TaskRunner, pending: list[PublicTask], log: ResultLog, *, workers: int, progress: bool, total: int
+    runner: TaskRunner, pending: list[PublicTask], log: ResultLog, *, engine: Engine, progress: bool, total: int
 ) -> None:
     done_before = total - len(pending)
     passed = sum(bool(r.get("passed")) for r in log.records())
+    # per-step progress from the agent: in this process only (Ray workers hold copies of the system)
+    shows_steps = progress and engine.name == "local"
     agent = (
-        runner.system if isinstance(runner.system, AgentSystem) and progress and not runner.system.on_event else None
+        runner.system if isinstance(runner.system, AgentSystem) and shows_steps and not runner.system.on_event else None
     )
     with batch_progress(disable=not progress) as bar:
         job = bar.add_task(f"{runner.system.name}", total=total, completed=done_before, info="")
@@ -313,13 +330,17 @@ def _run_pool(
         if agent is not None:
             agent.on_event = step
         try:  # DatabaseUnavailable and bugs stop the run; finished work is logged
-            for rec in run_in_pool(runner.run, pending, workers=workers, name="bc-worker"):
-                log.append(rec)
+            for rec in run_batch(partial(_same, runner), pending, log, engine=engine, name="bc-worker"):
                 passed += bool(rec.get("passed"))
                 bar.update(job, advance=1, info=f"passed {passed}")
         finally:
             if agent is not None:
                 agent.on_event = None
+
+
+def _same(runner: TaskRunner) -> TaskRunner:
+    """The worker every process runs: a copy of the driver's runner (templates built, keys loaded once)."""
+    return runner
 
 
 # --------------------------------------------------------------------------- summary and plots

@@ -27,6 +27,14 @@ DbOption = typer.Option(
     help="postgresql:// URL, SQLite file, or embedded database name "
     "(default: $DATABASE_URL, else the embedded demo database)",
 )
+EngineOption = typer.Option(
+    "local", "--engine", help="local (threads here) | ray (actors on a Ray cluster; pip install 'actsagent[ray]')"
+)
+AddressOption = typer.Option(
+    None,
+    "--address",
+    help="with --engine ray: the cluster to join (e.g. auto, ray://head:10001); default: start one here",
+)
 JsonOption = typer.Option(False, "--json", help="print machine-readable JSON instead of tables")
 SettingOption = typer.Option(
     None,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from actsagent.cli._common import print_summary
+from actsagent.cli._common import AddressOption, EngineOption, print_summary
 
 if TYPE_CHECKING:
     from actsagent.birdcritic.scorer import ScorerVariant
@@ -29,7 +29,9 @@ def run_cmd(
     out: Path = typer.Option(..., "--out", help="output folder (results.jsonl, summary.json/.md, plots)"),
     limit: int | None = typer.Option(None, "--limit", min=1, help="first N tasks only"),
     ids: list[str] | None = typer.Option(None, "--ids", help="only these instance ids (repeat or comma-separate)"),
-    workers: int = typer.Option(2, "--workers", min=1, max=16),
+    workers: int = typer.Option(2, "--workers", min=1, max=1024, help="threads (local, up to 32) or Ray actors"),
+    engine: str = EngineOption,
+    address: str | None = AddressOption,
     scorer_variant: str = typer.Option(
         "official", "--scorer-variant", help="official | checks (diagnostic: reproduces the checks/ reference run)"
     ),
@@ -41,13 +43,13 @@ def run_cmd(
     if scorer_variant not in ("official", "checks"):
         raise UserError("--scorer-variant must be official or checks")
     variant: ScorerVariant = "checks" if scorer_variant == "checks" else "official"
+    from actsagent.batch_engine import parse_engine
     from actsagent.birdcritic.runner import run_benchmark
     from actsagent.birdcritic.systems import make_system
 
+    batch = parse_engine(engine, workers=workers, address=address)
     sys_obj = make_system(system, task_set)
-    report = run_benchmark(
-        task_set, sys_obj, out, workers=workers, limit=limit, ids=_split(ids), scorer_variant=variant
-    )
+    report = run_benchmark(task_set, sys_obj, out, limit=limit, ids=_split(ids), scorer_variant=variant, engine=batch)
     print_summary(report.summary, json_out=json_out, footer=f"report: {out}")
 
 
