@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "actsagent.sqlnames": 2,
     # 3-5: the agent's tools, its graphs, the agent
     "actsagent.tools": 3,
+    "actsagent.kb": 3,  # the schema knowledge the tools' prompts retrieve from (db, guard, llm below it)
     "actsagent.graphs": 4,
     "actsagent.agent": 5,
     # 6: products built on the agent and the db layer
@@ -45,7 +46,6 @@ LAYERS: dict[str, int] = {
     "actsagent.birdcritic": 6,
     "actsagent.clean": 6,
     "actsagent.integrations": 6,
-    "actsagent.kb": 6,
     "actsagent.schema_refine": 6,
     "actsagent.demo": 6,
     "actsagent.benchmarks": 6,

@@ -92,7 +92,7 @@ def test_single_shot_on_sqlite_scores_and_resumes(tmp_path):
     records, path = ba.run_bench(cfg, model=model, out=tmp_path)
     by = {r["idx"]: r for r in records}
     assert [by[i]["outcome"] for i in IDX] == ["match", "wrong_result", "exec_error"]
-    assert all(by[i]["llm_calls"] == 2 for i in IDX)  # the first draft, then the single-shot call
+    assert all(by[i]["llm_calls"] == 1 for i in IDX)  # single-shot: one generation, run as written
     assert all(by[i]["prompt_tokens"] > 0 and by[i]["wall_ms"] > 0 for i in IDX)
     rep = ba.summarise(cfg, records)
     assert rep.summary["execution_accuracy_pct"] == pytest.approx(100 / 3, abs=0.01)

@@ -143,6 +143,7 @@ def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
             "logic": {"score": 7},
             "entailment": {"score": 3},
             "issues": ["not a dimension"],
+            "verdict": "wrong",
         },
         "reasons": ["columns: x"],
     }

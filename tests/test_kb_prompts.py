@@ -74,7 +74,7 @@ def test_ask_on_a_large_schema_with_a_knowledge_base_shows_its_retrieval(large):
     prompts: list[str] = []
     run = ask(QUESTION, large, model=recorder(prompts), mode="single_shot", kb_budget=700)
     assert run.final_sql == ANSWER
-    assert len(prompts) == 2  # ask_generate, then single_shot: both from the knowledge base
+    assert len(prompts) == 1  # single-shot: the one generation, its schema from the knowledge base
     for p in prompts:
         assert KB_HEADER in p and "of the database's 10 tables" in p
         assert "Table mbr" in p and "Table evt" in p and "Table att" in p  # att joins them

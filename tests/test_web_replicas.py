@@ -25,7 +25,8 @@ from test_web_turns import one_turn_starts
 
 import actsagent
 from actsagent.demo import ensure_demo
-from actsagent.web.store import INTERRUPTED_TEXT, PG_SCHEMA, open_store
+from actsagent.web.store import INTERRUPTED_TEXT, PG_SCHEMA
+from actsagent.web.stores import open_store
 
 TESTS = Path(__file__).parent
 SRC = str(Path(actsagent.__file__).parents[1])

@@ -17,6 +17,7 @@ from web_server import LiveServer
 
 from actsagent.config import Limits
 from actsagent.graphs.tree import PlanNode, PlanTree
+from actsagent.tools import ExecSummary, GenerateSqlOutput, RunSqlOutput
 from actsagent.web import create_app
 from actsagent.web.app import event_stream_lines
 from actsagent.web.flow import Step
@@ -230,7 +231,15 @@ def test_every_step_is_cut_to_size_before_it_is_stored(tmp_path):
     cid = store.create_conversation("c").id
     turn = store.add_turn(cid, "repair", sql="SELECT 1")
     node = PlanNode(
-        id="n0", tool="generate_sql", description="L" * 50_000, summary="D" * 1_000_000, output={"sql": "S" * 500_000}
+        id="n0",
+        tool="generate_sql",
+        description="L" * 50_000,
+        summary="D" * 1_000_000,
+        output=GenerateSqlOutput(
+            sql="S" * 500_000,
+            source="llm",
+            execution=RunSqlOutput(ok=False, statements=[ExecSummary(sql="S", ok=False)]),
+        ),
     )
     tree = PlanTree(nodes={"n0": node}, root="n0")
     huge = Step(
@@ -250,7 +259,7 @@ def test_every_step_is_cut_to_size_before_it_is_stored(tmp_path):
     assert ev.data["rows"][0][0] == "v" * 100_000 and "more entries cut]" in ev.data["rows"][-1]  # the budget ran out
     node = ev.tree.nodes["n0"]
     assert len(node.description) < 1_100 and len(node.summary) < 4_100
-    assert node.output is not None and len(node.output["sql"]) < MAX_TEXT_CHARS + 100
+    assert isinstance(node.output, GenerateSqlOutput) and len(node.output.sql) < MAX_TEXT_CHARS + 100
     assert max(_stored_sizes(store)) < 1_300_000
     finished = store.get_turn(turn.id)
     assert finished.status == "done" and len(finished.final_sql) < MAX_TEXT_CHARS + 100

@@ -31,7 +31,7 @@ from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification,
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.state import Final, TreeState, initial_state
 from actsagent.graphs.tree_graph import build_tree_graph
-from actsagent.graphs.variants import run_regenerate, run_single_shot
+from actsagent.graphs.variants import run_draft, run_regenerate, run_single_shot
 from actsagent.llm.tracing import run_inputs, run_outputs, traced
 from actsagent.tools import SchemaSource, ToolContext
 from actsagent.tools.run_sql import execute_statements
@@ -168,6 +168,14 @@ def ask(
     except StructuredOutputError as e:
         rt.emit("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
     draft_usage = rt.ctx.meter.total.model_copy()
+    if mode_of(mode) == "single_shot":  # one generation: the draft is the answer
+        t0, llm0 = time.perf_counter(), rt.ctx.meter.total.llm_ms
+        tid = thread_id or uuid.uuid4().hex
+        run = _to_run(rt, run_draft(rt, question, draft), tid, [], None, t0, llm0)
+        run.usage = draft_usage
+        run.notes.insert(0, "single-shot: the SQL written once from the question, run as written")
+        rt.emit("final", run.status, run.final_node, run=run)
+        return run
     inner = None if on_event is None else lambda ev: None if ev.type == "final" else on_event(ev)  # final: below
     run = repair(
         question,

@@ -14,7 +14,8 @@ from rich.text import Text
 from actsagent.cli._common import DbOption, console, err_console
 from actsagent.errors import UserError
 from actsagent.web.limits import MAX_BODY_BYTES
-from actsagent.web.store import DEFAULT_LEASE_S, open_store, parse_store
+from actsagent.web.store import DEFAULT_LEASE_S, parse_store
+from actsagent.web.stores import open_store
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp

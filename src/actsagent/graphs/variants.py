@@ -86,6 +86,21 @@ def run_single_shot(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tr
     return _done(state, tree)
 
 
+def run_draft(rt: Runtime, question: str, draft: str | list[str] | None) -> TreeState:
+    """``ask``'s single-shot: the SQL written once from the question is the answer, run as written (a second
+    model call would make it a two-shot baseline)."""
+    state = initial_state(question, draft, "single_shot")
+    tree = PlanTree()
+    node = _node(tree, None, "generate_sql", "the SQL written from the question, run as written")
+    if draft:
+        node.input = {"sql": draft}
+        out = _timed(rt, state, tree, node, lambda: run_sql(RunSqlInput(sql=draft), rt.ctx))
+        _candidate(state, node, draft, out)
+    else:
+        node.status, node.error = "failed", "the model wrote no SQL"
+    return _done(state, tree)
+
+
 def _node(tree: PlanTree, parent: str | None, tool: str, description: str) -> PlanNode:
     nid = tree.new_id()
     node = PlanNode(id=nid, parent=parent, tool=tool, description=description)  # type: ignore[arg-type]

@@ -45,7 +45,8 @@ from actsagent.web.models import (
     WebEvent,
 )
 from actsagent.web.runner import TurnRunner
-from actsagent.web.store import DEFAULT_LEASE_S, ConversationBusy, StoreTarget, open_store
+from actsagent.web.store import DEFAULT_LEASE_S, ConversationBusy, StoreTarget
+from actsagent.web.stores import open_store
 
 log = logging.getLogger("actsagent.web")
 STATIC = Path(__file__).parent / "static"

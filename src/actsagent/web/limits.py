@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any, overload
 
+from pydantic import TypeAdapter, ValidationError
+
 from actsagent.graphs.tree import PlanTree
+from actsagent.tools import ToolOutputs
+from actsagent.tools._results import ToolOutput
 
 MAX_BODY_BYTES = 1024 * 1024  # default request-body limit of `actsagent serve`
 MAX_PREVIEW_ROWS = 500  # rows a result preview keeps
@@ -20,6 +24,7 @@ MAX_EVENT_CHARS = 1_000_000  # all strings of one event's data together
 MAX_ITEMS = 1_000  # entries of one list or dict in an event's data
 MAX_DEPTH = 12
 MAX_NODE_CHARS = 200_000  # all strings of one plan node's input, or of its output
+_OUTPUTS: TypeAdapter[Any] = TypeAdapter(ToolOutputs)
 
 
 @overload
@@ -95,9 +100,21 @@ def bounded_tree(tree: PlanTree | None) -> PlanTree | None:
                 "error": cut(n.error, 4_000),
                 "input": bounded(n.input, budget=MAX_NODE_CHARS),
                 "resolved_input": bounded(n.resolved_input, budget=MAX_NODE_CHARS),
-                "output": bounded(n.output, budget=MAX_NODE_CHARS),
+                "output": bounded_output(n.output),
             }
         )
         for k, n in tree.nodes.items()
     }
     return tree.model_copy(update={"nodes": nodes})
+
+
+def bounded_output(out: ToolOutput | None) -> ToolOutput | None:
+    """A node's typed output with its strings cut (``bounded`` with lists left whole: an output's lists are
+    already bounded by the tools, rows by ``max_rows``); None if what is left no longer validates."""
+    if out is None:
+        return None
+    cut_dump = bounded(out.model_dump(mode="json"), budget=MAX_NODE_CHARS, max_items=10**9)
+    try:
+        return _OUTPUTS.validate_python(cut_dump)
+    except ValidationError:
+        return None

@@ -90,18 +90,6 @@ def parse_store(value: str | Path | StoreTarget | None) -> StoreTarget:
     return StoreTarget(kind="sqlite", path=path)
 
 
-def open_store(value: str | Path | StoreTarget | None, *, lease_s: float = DEFAULT_LEASE_S) -> ConversationStore:
-    """The store ``value`` names, ready (tables made); a store that cannot be opened is one ``UserError``."""
-    target = parse_store(value)
-    if target.kind == "postgresql":
-        from actsagent.web.store_pg import PostgresStore
-
-        return PostgresStore(target, lease_s=lease_s)
-    from actsagent.web.store_sqlite import SqliteStore
-
-    return SqliteStore(target.path, lease_s=lease_s)
-
-
 class Session(Protocol):
     """One connection of a store, inside a transaction or not; SQL uses ``?`` placeholders."""
 
