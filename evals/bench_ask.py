@@ -381,6 +381,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=1, help="questions asked at a time")
     ap.add_argument("--model", default=None, help="a model name on the configured endpoint")
     ap.add_argument("--out", type=Path, default=ROOT / "evals" / "out")
+    ap.add_argument(
+        "--degraded",
+        type=Path,
+        default=None,
+        help="the degraded set (evals/make_degraded.py --out) [evals/out/degraded]",
+    )
     ap.add_argument("--compare", type=Path, nargs="+", help="result logs to tabulate together (no run)")
     ap.add_argument(
         "--build-kb-only", action="store_true", help="build the drawn questions' knowledge bases, then stop"
@@ -413,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
             out=args.out,
             workers=args.workers,
             kb_only=args.build_kb_only,
+            degraded_dir=args.degraded,
             log=lambda m: print(m, file=sys.stderr),
         )
         if args.build_kb_only:

@@ -27,7 +27,7 @@ export ACTSAGENT_LLM_MAX_RETRIES=${ACTSAGENT_LLM_MAX_RETRIES:-1}
 export ACTSAGENT_LLM_CACHE=${ACTSAGENT_LLM_CACHE:-read_write} ACTSAGENT_LLM_CACHE_DIR=${ACTSAGENT_LLM_CACHE_DIR:-$OUT/llm_cache}
 [ -f "$DEGRADED/spider_dev/questions.json" ] && [ -f "$DEGRADED/bird_dev/questions.json" ] ||
   "$PY" evals/make_degraded.py --out "$DEGRADED" > "$OUT/make_degraded.log" 2>&1
-DRAW=(--bench spider_dev,bird_dev --sample "$N" --seed "$SEED" --paired --out "$OUT")
+DRAW=(--bench spider_dev,bird_dev --sample "$N" --seed "$SEED" --paired --out "$OUT" --degraded "$DEGRADED")
 "$PY" evals/bench_ask.py "${DRAW[@]}" --variant degraded --kb --build-kb-only > "$OUT/kb_build.log" 2>&1
 run() {  # name, then bench_ask options
   local name=$1
