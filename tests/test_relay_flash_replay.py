@@ -1,14 +1,14 @@
 """The real runner, agent and scorer on BIRD-CRITIC flash tasks, replaying exchanges a careful reader wrote.
 
-``tests/fixtures/llm/relay_flash/`` holds the exchanges of six tasks (7, 8, 19, 23, 24, 25: the first
-tasks of the measured random draw whose prompts are deterministic; task 1 puts ``now()`` into a prompt)
-from the side-by-side relay measurement of ``single_shot``, ``acts:tree`` and ``acts:linear`` (60 flash
-tasks, one reader answering through the llm-relay, model name ``relay``), and ``expected.json`` the
-scorer's verdict and LLM calls each system got on each task in that run. Replaying them with model
-requests forbidden shows that the prompts, JSON formats and parsing survive a real reader, that the
-prompts are deterministic, and that the whole pipeline (copy, preprocess, agent, score) still reaches
-the recorded verdicts. A change to a prompt or to any evidence a prompt quotes makes these tests fail
-with a ReplayMiss: re-record with the relay (README, "Measuring with a real reader").
+``tests/fixtures/llm/relay_flash/`` holds the exchanges of seven tasks (6, 10, 15, 16, 17, 18, 22: the first
+tasks, by id, of the second measured random draw (seed 20261201) whose three systems replay fully) from the
+side-by-side relay measurement of ``single_shot``, ``acts:tree`` and ``acts:linear`` (60 flash tasks, one reader
+answering through the llm-relay, model name ``relay``), and ``expected.json`` the scorer's verdict and LLM calls
+each system got on each task in that run (task 22 fails for all three; task 6's tree explores 16 calls). Replaying
+them with model requests forbidden shows that the prompts, JSON formats and parsing survive a real reader, that
+the prompts are deterministic, and that the whole pipeline (copy, preprocess, agent, score) still reaches the
+recorded verdicts. A change to a prompt or to any evidence a prompt quotes makes these tests fail with a
+ReplayMiss: re-record with the relay (README, "Measuring with a real reader").
 These are replay fixtures, not benchmark figures.
 """
 
@@ -21,7 +21,7 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "llm" / "relay_flash"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
-TASK_IDS = ["7", "8", "19", "23", "24", "25"]
+TASK_IDS = ["6", "10", "15", "16", "17", "18", "22"]
 
 
 @pytest.fixture(scope="module")
