@@ -109,6 +109,47 @@ def test_wrong_first_candidate_refuted_by_the_example_then_the_rewrite_is_verifi
     assert "c2 example: 3 expected row(s)" in text and "[original: failed]" in text
 
 
+def test_a_check_every_candidate_fails_is_doubted_and_weighed_by_the_judge(pg_db):
+    """The check writer misread the request (it expects Chloe's refunded 10 as paid): the minimal edit fails the
+    example and is refuted by it, without a judge call; the independently written rewrite fails it too, so the
+    check is doubted: the judge hears that and decides, instead of the check refuting every candidate."""
+    misread = {
+        **EXAMPLE,
+        "expected": {"columns": ["name", "paid"], "rows": [["Ada", "120.50"], ["Bob", 99.99], ["Chloe", 10]]},
+    }
+    prompts: list[str] = []
+
+    def judge(messages):
+        prompts.append("\n".join(m["content"] for m in messages))
+        return scores(9, "Chloe paid nothing: the check counts a refund as paid")
+
+    calls: list[str] = []
+    script = leaf_script({"checks": [COLUMNS, misread]}, MINIMAL, REWRITE, calls=calls, JudgeScores=judge)
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
+    first = run.tree.nodes[run.tree.root]
+    assert first.status == "refuted" and first.verdict.method == "checks"  # nothing to doubt it against yet
+    assert calls.count("JudgeScores") == 1
+    (prompt,) = prompts
+    assert "c2 example FAILED" in prompt and "(doubted: every candidate so far fails it)" in prompt
+    assert 'A check marked "doubted"' in prompt
+    assert run.status == "solved" and run.final_sql == REWRITE, run.render_text()
+    chosen = run.tree.nodes[run.final_node]
+    assert chosen.verdict.method == "llm" and chosen.verdict.passed and not chosen.verdict.confirmed
+
+
+def test_a_check_some_candidate_passes_is_never_doubted(pg_db):
+    """The example refutes the minimal edit; the rewrite passes it: no doubt, the judge prompt says nothing of it."""
+    prompts: list[str] = []
+    script = leaf_script(
+        {"checks": [COLUMNS, EXAMPLE]},
+        MINIMAL,
+        REWRITE,
+        JudgeScores=lambda m: prompts.append("\n".join(x["content"] for x in m)) or scores(9, "ok"),
+    )
+    repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
+    assert prompts and not any("doubted" in p for p in prompts)
+
+
 def test_examples_rows_go_into_a_copy_never_into_the_users_database(pg_db):
     example = {
         "kind": "example",

@@ -107,3 +107,18 @@ def confirming_checks(ver: Verification, original: Verification | None) -> list[
         if theirs is None or theirs.status == "failed":
             out.append(f"{r.id} {r.kind} passes (the original {'fails it' if theirs else 'did not run'})")
     return out
+
+
+def doubted_checks(cands: Candidates, ver: Verification | None) -> list[str]:
+    """Checks this SQL fails that every earlier candidate failed too. Checks are written by the model before any
+    candidate: when independently written candidates all fail one, the check may be what is wrong, so it stops
+    refuting on its own and the judge weighs it (a check some candidate passes keeps refuting)."""
+    earlier = [c.verification for c in cands.items if c.verification is not None]
+    if ver is None or not earlier:
+        return []
+    return [r.id for r in ver.with_status("failed") if all(_fails(e, r.id) for e in earlier)]
+
+
+def _fails(ver: Verification, check_id: str) -> bool:
+    r = ver.result(check_id)
+    return r is not None and r.status == "failed"

@@ -36,7 +36,7 @@ from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 
-from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks
+from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks, doubted_checks
 from actsagent.graphs.models import Budget, Clarification, PlannerReply
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.state import Best, Decision, Failure, Final, FinalStatus, Refuted, TreeState
@@ -356,8 +356,10 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
         verification=ver,
         verdict=Verdict(passed=False, method="execution_only"),
     )
+    doubted = doubted_checks(cands, ver) if rt.model is not None else []
     rivals: list[CandidateRecord] = []
-    if rt.model is not None and ver is not None and not ver.with_status("failed"):  # refuted by a check: no rival
+    hard_failures = [r for r in ver.with_status("failed") if r.id not in doubted] if ver is not None else []
+    if rt.model is not None and ver is not None and not hard_failures:  # refuted by a check: no rival
         rivals = [r for r in cands.approved(exclude=node.id) if r.verification is not None]
     twins = [r for r in rivals if ver is not None and r.verification is not None and agree(ver, r.verification)]
     others = [r for r in rivals if r not in twins]
@@ -379,7 +381,7 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
             for r in cands.items
             if r.node != node.id and r.verification is not None and ver is not None and agree(ver, r.verification)
         ]
-        _judge_alone(rt, state, rec, original, out, same)
+        _judge_alone(rt, state, rec, original, out, same, doubted)
         if rec.verdict.passed and twins:
             twin = twins[-1]
             for a, b in ((rec, twin), (twin, rec)):
@@ -416,6 +418,7 @@ def _judge_alone(
     original: Verification | None,
     out: GenerateSqlOutput,
     context: list[str],
+    doubted: list[str],
 ) -> None:
     verdict = judge(
         JudgeInput(
@@ -425,6 +428,7 @@ def _judge_alone(
             execution=out.execution,
             verification=rec.verification,
             context=context,
+            doubted=doubted,
             original_plan=original.plan if original is not None else None,
         ),
         rt.ctx,

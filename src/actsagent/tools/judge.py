@@ -62,6 +62,9 @@ class JudgeInput(BaseModel):
     verification: Verification | None = None  # the checks' results on this SQL
     original_plan: PlanReport | None = None  # speed requests: the original's EXPLAIN, beside the candidate's
     context: list[str] = Field(default_factory=list)  # other evidence lines (e.g. a candidate with the same results)
+    # checks every candidate so far failed, each written independently: the check may misread the request, so its
+    # failure is evidence for the judge to weigh, not a refutation by itself
+    doubted: list[str] = Field(default_factory=list)
     semantic_threshold: float = Field(default=6.0, ge=1, le=10)
     entailment_threshold: float = Field(default=6.0, ge=1, le=10)
 
@@ -156,7 +159,7 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
             reasons=["executes but returns no rows"] if empty else ["executes; semantics not verified"],
         )
     checks = inp.verification.results if inp.verification else []
-    failed = [c for c in checks if c.status == "failed"]
+    failed = [c for c in checks if c.status == "failed" and c.id not in inp.doubted]
     if failed:  # concrete evidence against it: no model call
         return Verdict(passed=False, method="checks", checks=checks, reasons=[c.line() for c in failed])
     sql = statements_text(inp.sql)
@@ -174,7 +177,10 @@ def judge(inp: JudgeInput, ctx: ToolContext) -> Verdict:
         **ctx.schema_vars(sql=inp.sql, intent=inp.intent),
         tables=tables_read(inp.sql, ctx),
         few_rows=FEW_ROWS,
-        checks=[c.line() for c in checks],
+        checks=[
+            c.line() + (" (doubted: every candidate so far fails it)" if c.id in inp.doubted else "") for c in checks
+        ],
+        doubted=any(c.id in inp.doubted and c.status == "failed" for c in checks),
         plans=plans,
         context=inp.context,
     )
