@@ -141,7 +141,7 @@ def ask(
 
     if not question or not question.strip():
         raise UserError("the question is empty")
-    rt, _notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
+    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
     if rt.model is None:
         run = AgentRun(
             status="failed",
@@ -171,7 +171,7 @@ def ask(
     if mode_of(mode) == "single_shot":  # one generation: the draft is the answer
         t0, llm0 = time.perf_counter(), rt.ctx.meter.total.llm_ms
         tid = thread_id or uuid.uuid4().hex
-        run = _to_run(rt, run_draft(rt, question, draft), tid, [], None, t0, llm0)
+        run = _to_run(rt, run_draft(rt, question, draft), tid, notes, None, t0, llm0)
         run.usage = draft_usage
         run.notes.insert(0, "single-shot: the SQL written once from the question, run as written")
         rt.emit("final", run.status, run.final_node, run=run)

@@ -360,9 +360,16 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     rivals: list[CandidateRecord] = []
     hard_failures = [r for r in ver.with_status("failed") if r.id not in doubted] if ver is not None else []
     if rt.model is not None and ver is not None and not hard_failures:  # refuted by a check: no rival
-        rivals = [r for r in cands.approved(exclude=node.id) if r.verification is not None]
-    twins = [r for r in rivals if ver is not None and r.verification is not None and agree(ver, r.verification)]
-    others = [r for r in rivals if r not in twins]
+        rivals = cands.approved(exclude=node.id)
+    # earlier candidates with the same results on every scenario, approved or not (the judge hears of each)
+    same_results = [
+        r
+        for r in cands.items
+        if r.node != node.id and ver is not None and r.verification is not None and agree(ver, r.verification)
+    ]
+    twin_nodes = {r.node for r in same_results}
+    twins = [r for r in rivals if r.node in twin_nodes]
+    others = [r for r in rivals if r.node not in twin_nodes]
     changed: list[CandidateRecord] = []
     winner: str | None = None
     if others and not twins:
@@ -378,8 +385,7 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
                 if r.status == "refuted"
                 else "approved by the judge (agreement shows the two readings coincide, not that either is right)"
             )
-            for r in cands.items
-            if r.node != node.id and r.verification is not None and ver is not None and agree(ver, r.verification)
+            for r in same_results
         ]
         _judge_alone(rt, state, rec, original, out, same, doubted)
         if rec.verdict.passed and twins:
