@@ -4,6 +4,8 @@ rewritten through the AST and kept only when it returns the original rows."""
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import sqlite3
 import uuid
 
@@ -178,3 +180,98 @@ def test_degraded_copy_loads_into_postgres_with_its_foreign_keys(shop, tmp_path,
     finally:
         with psycopg.connect(pg_admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_hard_level_is_seeded_and_renames_everything_to_codes(shop):
+    a, b = plan_renames(shop, seed=5, level="hard"), plan_renames(shop, seed=5, level="hard")
+    assert a == b and a.level == "hard"
+    assert plan_renames(shop, seed=6, level="hard") != a
+    words = {"singer", "concert", "name", "country", "age", "note", "year", "id", "in"}
+    new_cols = []
+    for t in a.tables:
+        assert re.fullmatch(r"T\d{2}", t.new_name), t.new_name
+        assert set(t.columns) == {c for c, *_ in _columns(shop, t.name)}  # every column renamed
+        for old, new in t.columns.items():
+            assert re.fullmatch(r"[A-Za-z]{1,2}\d+", new), new  # a code: letters then digits
+            assert new.lower() != old.lower() and not any(w in new.lower() for w in words - {"id"})
+            new_cols.append((t.name, old, new))
+    # keys share one code per original name (joins read alike); other columns are unique in the database
+    by = {t.name: t.columns for t in a.tables}
+    assert by["singer"]["singer_id"] == by["singer_in_concert"]["singer_id"]
+    assert by["singer"]["singer_id"].startswith("id")
+    plain = [n.lower() for t, o, n in new_cols if not n.startswith("id")]
+    assert len(plain) == len(set(plain))
+
+
+def _columns(path, table):
+    with sqlite3.connect(path) as conn:
+        return [(r[1],) for r in conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def test_hard_level_rewrites_gold_with_the_same_rows(shop, tmp_path):
+    plan = plan_renames(shop, seed=0, level="hard")
+    dst = tmp_path / "hard.sqlite"
+    write_degraded(shop, dst, plan)
+    qs = [
+        BenchQuestion(bench="spider_dev", idx=i, db_id="concert", question=f"q{i}", gold_sql=s)
+        for i, s in enumerate(GOLD)
+    ]
+    out = degrade_questions(qs, shop, dst, plan)
+    assert [q.idx for q in out.kept] == list(range(len(GOLD))), [d.reason for d in out.dropped]
+    from actsagent.db.sqlite import SqliteDatabase
+
+    with SqliteDatabase(dst) as b:
+        new_info = b.schema()
+    for q in out.kept:  # the rewritten gold reads only coded names, and the same rows
+        refs = references(q.gold_sql, new_info, "sqlite")
+        assert all(re.fullmatch(r"t\d{2}", t) for t in refs.tables), refs
+        assert all(re.fullmatch(r"[a-z]{1,2}\d+", c) for _, c in refs.columns), refs
+        ok, rows = run_sqlite(dst, q.gold_sql)
+        assert ok and rows == run_sqlite(shop, q.original_gold_sql)[1]
+    with sqlite3.connect(dst) as conn:  # the foreign keys are still declared, under the codes
+        sic = next(t for t in plan.tables if t.name == "singer_in_concert")
+        fks = conn.execute(f'PRAGMA foreign_key_list("{sic.new_name}")').fetchall()
+        assert {r[3] for r in fks} == set(sic.columns.values())
+
+
+def test_unknown_level_is_refused(shop):
+    from actsagent.errors import UserError
+
+    with pytest.raises(UserError, match="level must be one of"):
+        plan_renames(shop, level="extreme")
+
+
+def test_data_dictionary_is_keyed_by_degraded_names_and_loads_as_a_glossary(shop, tmp_path):
+    from actsagent.degrade import data_dictionary
+    from actsagent.kb import load_glossary
+
+    plan = plan_renames(shop, seed=0, level="hard")
+    path = tmp_path / "data_dictionary.json"
+    path.write_text(data_dictionary(plan).model_dump_json())
+    g = load_glossary(path)
+    singer = next(t for t in plan.tables if t.name == "singer")
+    assert set(g.tables) == {t.new_name for t in plan.tables}
+    assert set(g.columns) == {f"{t.new_name}.{new}" for t in plan.tables for new in t.columns.values()}
+    assert g.columns[f"{singer.new_name}.{singer.columns['country']}"] == "country of the singer"
+    assert g.tables[singer.new_name].startswith("the singer table")
+    sic = next(t for t in plan.tables if t.name == "singer_in_concert")
+    assert g.columns[f"{sic.new_name}.{sic.columns['concert_id']}"] == "concert id of the singer in concert"
+
+
+def test_build_writes_a_dictionary_beside_each_degraded_database(tmp_path):
+    from actsagent.degrade import build_degraded_set, dictionary_path
+    from actsagent.kb import load_glossary
+
+    root = tmp_path / "data"
+    src = db_path(root, "spider_dev", "concert")
+    src.parent.mkdir(parents=True)
+    sqlite_file(src, SETUP)
+    (root / "spider_dev" / "questions.json").write_text(
+        json.dumps([{"idx": i, "db_id": "concert", "question": f"q{i}", "gold_sql": s} for i, s in enumerate(GOLD)])
+    )
+    out = tmp_path / "hard"
+    summary = build_degraded_set(root, out, seed=0, level="hard", benches=("spider_dev",))
+    assert summary["spider_dev"]["kept"] == len(GOLD)
+    g = load_glossary(dictionary_path(out, "spider_dev", "concert"))
+    plan = json.loads((out / "spider_dev" / "renames.json").read_text())[0]
+    assert plan["level"] == "hard" and set(g.tables) == {t["new_name"] for t in plan["tables"]}

@@ -3,7 +3,9 @@
 Every table and column of a SQLite database gets a deterministic, seeded obscure name - an
 abbreviation (``cntry``, ``dname``, ``cnt_k12``, ``sic``) or, for some tables, positional codes
 (``A2``, ``A3`` ... like BIRD's ``district``) - and is copied into a new file; the original is never
-written. Each gold SQL is rewritten through sqlglot's AST (``sqlnames.rename``) and kept only when
+written. The ``hard`` level leaves no lexical link at all: tables become codes (``T07``), columns
+positional or shuffled codes (``C4``, ``c07``), key columns shared codes (``id03``); only the declared
+keys and the data dictionary (``data_dictionary``, built from the original names) say what they are. Each gold SQL is rewritten through sqlglot's AST (``sqlnames.rename``) and kept only when
 it returns the same rows on the copy as the original gold on the original database; the rest are
 dropped with a reason. Hints (BIRD evidence) are left out of the degraded set on purpose.
 """
@@ -30,8 +32,12 @@ _READ_ALL = Limits(max_rows=1_000_000, statement_timeout_s=60)
 class TableRename(BaseModel):
     name: str
     new_name: str
-    style: str  # "abbreviation" | "codes"
+    style: str  # "abbreviation" | "codes" | (level hard) "positional" | "shuffled"
     columns: dict[str, str] = Field(default_factory=dict)  # old -> new (catalog spelling of old)
+
+
+LEVELS = ("default", "hard")
+DICTIONARY_FILE = "data_dictionary.json"
 
 
 class RenamePlan(BaseModel):
@@ -40,6 +46,7 @@ class RenamePlan(BaseModel):
     database: str
     seed: int
     code_share: float
+    level: str = "default"
     tables: list[TableRename] = Field(default_factory=list)
 
     def table_map(self) -> dict[str, str]:
@@ -259,14 +266,18 @@ SQLITE_KEYWORDS = frozenset(
 )
 
 
-def plan_renames(path: Path, *, seed: int = 0, code_share: float = 0.2) -> RenamePlan:
+def plan_renames(path: Path, *, seed: int = 0, code_share: float = 0.2, level: str = "default") -> RenamePlan:
     """Deterministic obscure names for every table and column of the SQLite file at ``path``.
 
     The same original column name gets the same abbreviation in every table of a database (so a
     join key still looks alike on both sides, as in real schemas); a ``code_share`` of tables get
     positional codes for their non-key columns instead. Names are unique per scope and never a
-    keyword.
+    keyword. ``level="hard"``: codes only (``plan_hard``; ``code_share`` is not used).
     """
+    if level not in LEVELS:
+        raise UserError(f"level must be one of {', '.join(LEVELS)}")
+    if level == "hard":
+        return plan_hard(path, seed=seed)
     if not 0 <= code_share <= 1:
         raise UserError("code_share must be between 0 and 1")
     reserved = set(SQLITE_KEYWORDS)
@@ -297,6 +308,98 @@ def plan_renames(path: Path, *, seed: int = 0, code_share: float = 0.2) -> Renam
             tr.columns[name] = new_c
         plan.tables.append(tr)
     return plan
+
+
+def _letters(n: int) -> str:
+    """0 -> A, 25 -> Z, 26 -> AA: a table's letter code."""
+    out = ""
+    n += 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        out = chr(ord("A") + r) + out
+    return out
+
+
+def plan_hard(path: Path, *, seed: int = 0) -> RenamePlan:
+    """Names with no lexical link to their meaning, for the SQLite file at ``path``.
+
+    Tables are numbered in a seeded order (``T07``); each table's non-key columns become, by a seeded
+    choice, positional codes under the table's letter (``C1``, ``C2`` ... as BIRD's ``district``) or
+    codes in a shuffled order (``c07``); a key column (primary key, foreign key, or a foreign key's
+    target) gets a code shared by every key column of the same original name (``id03``), so joins
+    read alike on both sides. Every name is unique in the database (no new ambiguity).
+    """
+    db = path.stem
+    layout = _layout(path)
+    rng = random.Random(f"{seed}|{db}|hard")
+    numbers = list(range(len(layout)))
+    rng.shuffle(numbers)
+    keys: dict[str, set[str]] = {t.name.lower(): {n.lower() for n, _, _, pk in t.columns if pk} for t in layout}
+    for t in layout:
+        for _, ref, frm, to in t.foreign_keys:
+            keys[t.name.lower()].add(frm.lower())
+            if to and ref.lower() in keys:
+                keys[ref.lower()].add(to.lower())
+    key_codes: dict[str, str] = {}
+    for t in layout:  # numbered in name order of the columns, so the codes do not follow the tables' order
+        for name in sorted(keys[t.name.lower()]):
+            key_codes.setdefault(name, "")
+    for i, name in enumerate(rng.sample(sorted(key_codes), len(key_codes)), start=1):
+        key_codes[name] = f"id{i:02d}"
+    plan = RenamePlan(database=db, seed=seed, code_share=0.0, level="hard")
+    taken = set(SQLITE_KEYWORDS) | set(key_codes.values())
+    width = max(2, len(str(len(layout))))
+    for t, n in zip(layout, numbers):
+        trng = random.Random(f"{seed}|{db}|hard|{t.name}")
+        style = trng.choice(("positional", "shuffled"))
+        letter = _letters(n)
+        order = list(range(1, len(t.columns) + 1))
+        trng.shuffle(order)
+        tr = TableRename(name=t.name, new_name=f"T{n + 1:0{width}d}", style=style)
+        used: set[str] = set()
+        for pos, (name, _, _, _) in zip(order if style == "shuffled" else range(1, len(t.columns) + 1), t.columns):
+            if name.lower() in keys[t.name.lower()]:
+                new = key_codes[name.lower()]
+            else:
+                cand = f"{letter}{pos}" if style == "positional" else f"{letter.lower()}{pos:02d}"
+                new = _unique(cand, taken | used)
+                taken.add(new.lower())
+            used.add(new.lower())
+            tr.columns[name] = new
+        plan.tables.append(tr)
+    return plan
+
+
+def data_dictionary(plan: RenamePlan):
+    """The data dictionary a team keeps for the degraded database: for each degraded table and column
+    (by its new name) one line made mechanically from the original name (``superhero.full_name`` ->
+    'full name of the superhero'), as a knowledge base ``Glossary``. No question or gold SQL is read."""
+    from actsagent.kb.glossary import Glossary
+    from actsagent.naming import humanize
+
+    tables: dict[str, str] = {}
+    columns: dict[str, str] = {}
+    for t in plan.tables:
+        what = humanize(t.name)
+        cols = [humanize(c) for c in t.columns]
+        holds = ", ".join(cols)
+        tables[t.new_name] = _cut(f"the {what} table: one row per {what} record, with its {holds}")
+        for old, new in t.columns.items():
+            col = humanize(old)
+            text = f"{col} of the {what}" if col != what else f"the {what} itself (the value the table is named for)"
+            columns[f"{t.new_name}.{new}"] = _cut(text)
+    return Glossary(tables=tables, columns=columns)
+
+
+def _cut(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def dictionary_path(root: Path, bench: str, db_id: str) -> Path:
+    """Where a degraded database's data dictionary is written: beside its SQLite file."""
+    from actsagent.benchmarks import db_path
+
+    return db_path(root, bench, db_id).parent / DICTIONARY_FILE
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -400,12 +503,14 @@ def build_degraded_set(
     *,
     seed: int = 0,
     code_share: float = 0.2,
+    level: str = "default",
     benches: tuple[str, ...] = ("spider_dev", "bird_dev"),
     progress=None,
 ) -> dict:
     """Degrade every database of ``benches`` under ``root`` into ``out_dir`` (same layout:
-    ``<bench>/databases/<db>/<db>.sqlite``, ``<bench>/questions.json`` without hints,
-    ``<bench>/dropped.json``, ``<bench>/renames.json``); returns counts per benchmark."""
+    ``<bench>/databases/<db>/<db>.sqlite`` with its ``data_dictionary.json`` beside it,
+    ``<bench>/questions.json`` without hints, ``<bench>/dropped.json``, ``<bench>/renames.json``);
+    returns counts per benchmark."""
     from actsagent.benchmarks import db_path, load_questions
 
     summary: dict = {}
@@ -418,8 +523,9 @@ def build_degraded_set(
         for db_id, items in sorted(by_db.items()):
             src = db_path(root, bench, db_id)
             dst = db_path(out_dir, bench, db_id)
-            plan = plan_renames(src, seed=seed, code_share=code_share)
+            plan = plan_renames(src, seed=seed, code_share=code_share, level=level)
             notes += write_degraded(src, dst, plan)
+            dictionary_path(out_dir, bench, db_id).write_text(data_dictionary(plan).model_dump_json(indent=1))
             res = degrade_questions(items, src, dst, plan)
             outcome.kept += res.kept
             outcome.dropped += res.dropped
