@@ -253,7 +253,7 @@ def test_data_dictionary_is_keyed_by_degraded_names_and_loads_as_a_glossary(shop
     assert set(g.tables) == {t.new_name for t in plan.tables}
     assert set(g.columns) == {f"{t.new_name}.{new}" for t in plan.tables for new in t.columns.values()}
     assert g.columns[f"{singer.new_name}.{singer.columns['country']}"] == "country of the singer"
-    assert g.tables[singer.new_name].startswith("the singer table")
+    assert g.tables[singer.new_name].startswith("singer: one row per singer record; columns: singer id, name")
     sic = next(t for t in plan.tables if t.name == "singer_in_concert")
     assert g.columns[f"{sic.new_name}.{sic.columns['concert_id']}"] == "concert id of the singer in concert"
 

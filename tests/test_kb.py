@@ -306,3 +306,60 @@ def test_only_solved_and_passed_runs_enrich(club, kb_file):
     ex = kb.add_verified_run(club, run("solved", True, thread_id="t-1"), verified_by="judge", path=kb_file)
     assert ex.provenance.source == "agent" and ex.provenance.reference == "t-1"
     assert ex.columns == ["mbr.cntry", "mbr.fnm"]
+
+
+CODED = [  # a schema whose names say nothing (the hard degraded level); only its data dictionary does
+    "CREATE TABLE T01 (id01 INTEGER PRIMARY KEY, A2 TEXT, A3 INTEGER)",
+    "CREATE TABLE T02 (id02 INTEGER PRIMARY KEY, b01 TEXT, b02 REAL, id01 INTEGER REFERENCES T01(id01))",
+    "CREATE TABLE T03 (id03 INTEGER PRIMARY KEY, C2 TEXT, C3 TEXT, C4 TEXT, C5 TEXT)",
+    "CREATE TABLE T04 (id04 INTEGER PRIMARY KEY, D2 TEXT, D3 TEXT, D4 INTEGER, D5 TEXT)",
+    "INSERT INTO T01 VALUES (1, 'Wembley', 90000), (2, 'Hampden Park', 51866)",
+    "INSERT INTO T02 VALUES (1, 'Spring Gala', 12.5, 1), (2, 'Autumn Night', 30.0, 2)",
+    "INSERT INTO T03 VALUES (1, 'x', 'y', 'z', 'w')",
+    "INSERT INTO T04 VALUES (1, 'p', 'q', 3, 'r')",
+]
+DICTIONARY = {
+    "tables": {
+        "T01": "stadium: one row per stadium record; columns: stadium id, name, capacity",
+        "T02": "concert: one row per concert record; columns: concert id, concert name, ticket price, stadium id",
+        "T03": "warehouse: one row per warehouse record; columns: warehouse id, aisle, shelf, bin, label",
+        "T04": "supplier: one row per supplier record; columns: supplier id, street, city, rating, phone",
+    },
+    "columns": {
+        "T01.A2": "name of the stadium",
+        "T01.A3": "capacity of the stadium",
+        "T02.b01": "concert name of the concert",
+        "T02.b02": "ticket price of the concert",
+    },
+}
+
+
+def test_a_data_dictionary_makes_coded_names_findable_and_reaches_the_prompt(tmp_path, kb_file):
+    from actsagent.prompts import render
+    from actsagent.tools._context import ToolContext
+
+    db = SqliteDatabase(sqlite_file(tmp_path / "coded.sqlite", CODED))
+    try:
+        (tmp_path / "dict.json").write_text(json.dumps(DICTIONARY))
+        k = kb.build(db, path=kb_file, glossary=tmp_path / "dict.json")
+        assert k.table("T01").column("A3").source == "glossary"
+        question = "What is the ticket price of each concert?"
+        ctx = kb.retriever(db, path=kb_file).retrieve(question, budget_chars=300)
+        assert ctx.contains("T02", "b02"), ctx.text
+        assert "ticket price of the concert" in ctx.text
+        assert "30.0" in ctx.text or "12.5" in ctx.text  # the dictionary's line keeps the values' range
+        assert ctx.selected_tables[0] == "T02", ctx.selected_tables  # ranked first by the dictionary's words
+        # the same description is what the prompt's schema block shows
+        tc = ToolContext(db=db, schema_source="kb", kb=kb.retriever(db, path=kb_file), kb_budget=300)
+        vars_ = tc.schema_vars(intent=question)
+        messages = render(
+            "single_shot", dialect="sqlite", intent=question, original_sql="", statement_list=False, **vars_
+        )
+        assert "b02 real -- ticket price of the concert" in messages[-1]["content"]
+        # without the dictionary the coded column has nothing to be found by
+        bare = kb.build(db, path=tmp_path / "bare.json")
+        assert bare.table("T02").column("b02").source == "template"
+        plain = kb.retriever(db, path=tmp_path / "bare.json").retrieve(question, budget_chars=300)
+        assert "ticket price" not in plain.text and plain.selected_tables[0] != "T02"
+    finally:
+        db.close()

@@ -383,7 +383,7 @@ def data_dictionary(plan: RenamePlan):
         what = humanize(t.name)
         cols = [humanize(c) for c in t.columns]
         holds = ", ".join(cols)
-        tables[t.new_name] = _cut(f"the {what} table: one row per {what} record, with its {holds}")
+        tables[t.new_name] = _cut(f"{what}: one row per {what} record; columns: {holds}")
         for old, new in t.columns.items():
             col = humanize(old)
             text = f"{col} of the {what}" if col != what else f"the {what} itself (the value the table is named for)"

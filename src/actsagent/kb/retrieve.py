@@ -215,9 +215,9 @@ class Retriever:
     def __post_init__(self) -> None:
         terms = self.kb.glossary_terms
         for t in self.kb.tables:
-            self._table_words[t.name] = _name_words(t.name, t.readable, terms)
+            self._table_words[t.name] = _name_words(t.name, t.readable, terms) | _described_words(t)
             for c in t.columns:
-                self._col_words[(t.name, c.name)] = _name_words(c.name, c.readable, terms)
+                self._col_words[(t.name, c.name)] = _name_words(c.name, c.readable, terms) | _described_words(c)
         self._neighbours: dict[str, set[str]] = {t.name: set() for t in self.kb.tables}
         for t in self.kb.tables:
             for r in t.relationships:
@@ -467,6 +467,14 @@ def _name_words(name: str, readable_name: str, terms: dict[str, str]) -> set[str
     return ws
 
 
+def _described_words(entry: TableEntry | ColumnEntry) -> set[str]:
+    """Words of a written description's lead (up to its first ``:`` or ``;``): a glossary or a person
+    saying what a coded name (``T07``, ``c07``) means makes it findable by the question's words."""
+    if entry.source not in ("glossary", "manual"):
+        return set()
+    return content_tokens(re.split(r"[:;]", entry.description, maxsplit=1)[0])
+
+
 def _value_hits(c: ColumnEntry, grams: set[str]) -> list[str]:
     hits = []
     for v in c.values:
@@ -574,12 +582,15 @@ class _Renderer:
 
 
 def column_note(c: ColumnEntry) -> str:
-    """What the context adds to a column line: a written description as it is; for a templated one
-    only what the line does not say already (the name as words when it was expanded, values, range)."""
-    if c.source != "template":
-        return _clip(c.description)
+    """What the context adds to a column line: a written description as it is (a glossary's with the
+    values or range after it); for a templated one only what the line does not say already (the name
+    as words when it was expanded, values, range)."""
     parts = []
-    if c.readable and c.readable != " ".join(words(c.name)):
+    if c.source == "glossary":  # a dictionary's line says what the column is, not what it holds
+        parts.append(c.description)
+    elif c.source != "template":
+        return _clip(c.description)
+    elif c.readable and c.readable != " ".join(words(c.name)):
         parts.append(c.readable)
     if c.value_range:
         parts.append(f"{c.value_range[0]}..{c.value_range[1]}")
