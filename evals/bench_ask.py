@@ -6,7 +6,10 @@ benchmark's files | postgres: the same files loaded into the embedded server, fo
 mode (single_shot | linear | tree), hints (BIRD evidence appended to the question; original set only),
 variant (original | degraded, from ``evals/make_degraded.py``), knowledge base (off | on: every prompt
 takes its schema context from the knowledge base's retrieval for its request and SQL,
-``ToolContext.schema_source="kb"``, at ``--kb-budget`` characters; built on first use).
+``ToolContext.schema_source="kb"``, at ``--kb-budget`` characters; built on first use), data dictionary
+(``--glossary``, with ``--kb`` on a degraded set: the knowledge base is built with the ``data_dictionary.json``
+beside each degraded file as its glossary, stored apart under ``<out>/kb_dictionary`` keyed by the
+dictionary's content, so runs with and without it never share a knowledge base).
 
 ``--sample N --seed S`` draws N questions at random from the benchmarks' pooled questions; the draw
 depends only on the seed, the benchmarks and ``--paired`` (draw from questions both the original and
@@ -18,7 +21,8 @@ chosen engine with a large row cap; they are compared with the benchmark's metri
 question is appended to ``<out>/bench_ask_<config>.jsonl``, so an interrupted run resumes.
 
     python evals/bench_ask.py --bench bird_dev --engine sqlite --mode tree [--hints] [--variant degraded] [--kb]
-                              [--limit N | --sample N --seed S [--paired]] [--workers W] [--model NAME] [--out evals/out]
+                              [--glossary] [--limit N | --sample N --seed S [--paired]] [--workers W] [--model NAME]
+                              [--out evals/out] [--degraded DIR]
     python evals/bench_ask.py --compare ORIGINAL.jsonl DEGRADED.jsonl [OTHER.jsonl ...]   # one table
 
 It needs an LLM (``OPENAI_API_KEY``/``OPENAI_BASE_URL``, or ``--model`` on the configured endpoint);
@@ -51,6 +55,7 @@ class AskConfig(BaseModel):
     variant: str = "original"
     kb: bool = False
     kb_budget: int = Field(default=2200, ge=200)
+    glossary: bool = False  # the knowledge base built with the degraded set's data dictionary
     max_nodes: int = Field(default=24, ge=1)
     limit: int | None = None
     sample: int | None = None
@@ -68,7 +73,7 @@ class AskConfig(BaseModel):
             self.mode,
             self.variant,
             "hints" if self.hints else "nohints",
-            f"kb{self.kb_budget}" if self.kb else "nokb",
+            (f"kb{self.kb_budget}" + ("dict" if self.glossary else "")) if self.kb else "nokb",
         ]
         return "_".join(parts)
 
@@ -87,6 +92,8 @@ def check_config(cfg: AskConfig) -> None:
         raise UserError("--variant must be original or degraded")
     if cfg.hints and (cfg.variant == "degraded" or cfg.benches() != ["bird_dev"]):
         raise UserError("--hints needs BIRD's original set (the degraded set has no hints, Spider none at all)")
+    if cfg.glossary and not (cfg.kb and cfg.variant == "degraded"):
+        raise UserError("--glossary needs --kb and --variant degraded (the data dictionary describes a degraded set)")
 
 
 def questions(cfg: AskConfig, root: Path, degraded_dir: Path):
@@ -116,9 +123,10 @@ def questions(cfg: AskConfig, root: Path, degraded_dir: Path):
 class _Databases:
     """One open database per (benchmark, db_id) for the run (PostgreSQL copies loaded once and kept)."""
 
-    def __init__(self, cfg: AskConfig, files: Path) -> None:
+    def __init__(self, cfg: AskConfig, files: Path, kb_dir: Path | None = None) -> None:
         self.cfg, self.files, self.open = cfg, files, {}
-        self.lock = threading.Lock()
+        self.kb_dir = kb_dir
+        self.lock, self.kb_lock = threading.Lock(), threading.Lock()
 
     def path(self, bench: str, db_id: str) -> Path:
         from actsagent.benchmarks import db_path
@@ -143,6 +151,26 @@ class _Databases:
         name = f"bench_{self.cfg.variant[:4]}_{db_id}_{digest}"[:63]
         return PostgresDatabase(pg_copy(self.path(bench, db_id), name))
 
+    def knowledge_base(self, bench: str, db_id: str):
+        """The retriever the prompts read: the database's own knowledge base, or with ``--glossary`` one built
+        with the data dictionary beside the degraded file, in a file named by the dictionary's digest."""
+        from actsagent import kb
+        from actsagent.degrade import dictionary_path
+        from actsagent.errors import UserError
+
+        db = self.get(bench, db_id)
+        if not self.cfg.glossary:
+            return kb.retriever(db)
+        src = dictionary_path(self.files, bench, db_id)
+        if not src.is_file():
+            raise UserError(f"no data dictionary at {src}: rebuild the degraded set with evals/make_degraded.py")
+        digest = hashlib.sha1(src.read_bytes() + str(self.path(bench, db_id).resolve()).encode()).hexdigest()[:10]
+        path = (self.kb_dir or self.files / "kb_dictionary") / f"{self.cfg.engine}_{bench}_{db_id}_{digest}.json"
+        with self.kb_lock:
+            if not path.is_file():
+                kb.build(db, glossary=src, path=path)
+            return kb.retriever(db, path=path)
+
     def close(self) -> None:
         for db in self.open.values():
             db.close()
@@ -150,7 +178,7 @@ class _Databases:
 
 def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
     """Ask one question; the record carries the outcome, the match and the costs."""
-    from actsagent import agent, kb
+    from actsagent import agent
     from actsagent.benchmarks import run_sqlite, same_result
     from actsagent.graphs.models import Budget
     from actsagent.guard import Policy, run_guarded
@@ -163,8 +191,9 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
     db = dbs.get(q.bench, q.db_id)
     question = f"{q.question}\nHint: {q.evidence}" if cfg.hints and q.evidence else q.question
     t0 = time.perf_counter()
-    if cfg.kb:  # what retrieval finds for the question alone (each prompt retrieves for its own SQL too)
-        ctx = kb.retriever(db).retrieve(question, budget_chars=cfg.kb_budget)
+    retriever = dbs.knowledge_base(q.bench, q.db_id) if cfg.kb else None
+    if retriever is not None:  # what retrieval finds for the question alone (each prompt retrieves for its SQL too)
+        ctx = retriever.retrieve(question, budget_chars=cfg.kb_budget)
         rec["kb"] = {
             "tables": len(ctx.tables),
             "columns": len(ctx.columns),
@@ -181,6 +210,7 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
         budget=Budget(max_nodes=cfg.max_nodes),
         schema_source="kb" if cfg.kb else "listing",
         kb_budget=cfg.kb_budget,
+        knowledge_base=retriever,
     )
     rec["wall_ms"] = round((time.perf_counter() - t0) * 1000, 1)
     rec.update(
@@ -216,7 +246,6 @@ def run_bench(
 ) -> tuple[list[dict], Path]:
     """Run (or resume) one configuration; returns every record of the log and its path. ``kb_only``:
     only build the knowledge bases the drawn questions need (so parallel runs never build one twice)."""
-    from actsagent import kb
     from actsagent.benchmarks import data_root
     from actsagent.errors import UserError
     from actsagent.reporting import ResultLog, run_in_pool
@@ -231,12 +260,12 @@ def run_bench(
     rlog = ResultLog(out / f"bench_ask_{cfg.tag()}.jsonl", key="key")
     todo = qs if kb_only else rlog.pending(qs, lambda q: q.key)
     log(f"{cfg.tag()}: {len(qs) - len(todo)} done, {len(todo)} to run")
-    dbs = _Databases(cfg, files)
+    dbs = _Databases(cfg, files, out / "kb_dictionary")
     try:
         if cfg.kb or kb_only:  # build missing knowledge bases one at a time, before the questions run in parallel
             for bench, db_id in sorted({(q.bench, q.db_id) for q in todo}):
-                kb.retriever(dbs.get(bench, db_id))
-                log(f"knowledge base of {bench}/{db_id} ready")
+                dbs.knowledge_base(bench, db_id)
+                log(f"knowledge base of {bench}/{db_id}{' with its data dictionary' if cfg.glossary else ''} ready")
         if kb_only:
             return [], rlog.path
         for i, rec in enumerate(run_in_pool(lambda q: one(cfg, q, dbs, model), todo, workers=workers, name="ask"), 1):
@@ -291,6 +320,7 @@ def summarise(cfg: AskConfig, records: list[dict]):
         rep.notes.append(
             f"with the knowledge base: every prompt showed the knowledge base's retrieval for its request and SQL "
             f"({cfg.kb_budget} chars budget) instead of the schema listing"
+            + (", built with the degraded set's data dictionary as its glossary" if cfg.glossary else "")
         )
     return rep
 
@@ -373,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", default="original")
     ap.add_argument("--kb", action="store_true")
     ap.add_argument("--kb-budget", type=int, default=2200)
+    ap.add_argument(
+        "--glossary", action="store_true", help="with --kb on a degraded set: build it with the set's data dictionary"
+    )
     ap.add_argument("--max-nodes", type=int, default=24)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--sample", type=int, default=None)

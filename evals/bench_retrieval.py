@@ -1,7 +1,10 @@
 """Retrieval recall of the knowledge base, without an LLM.
 
 For every question of Spider dev and BIRD dev (the three BIRD databases here), original and
-degraded (``evals/make_degraded.py``; built on the fly when missing), the gold SQL's tables and
+degraded (``evals/make_degraded.py``; built on the fly when missing), optionally the hard-degraded set
+(``--hard``: codes only), and with ``--dictionary`` each degraded set again with the knowledge base
+built from its data dictionary (``data_dictionary.json`` beside each file, as ``kb build --glossary``
+takes it; variants ``degraded+dictionary``, ``hard+dictionary``), the gold SQL's tables and
 columns are resolved with sqlglot (``sqlnames.references``) and compared with what the retrieved
 context shows at the prompt's character budget, at twice that, and at a quarter of it (where most of these
 small schemas no longer fit, so the ranking itself is measured). The knowledge base is the
@@ -13,6 +16,7 @@ agent's current pruned listing (``tools._schema_context.schema_view``, unbounded
 the same questions: its size is the budget the prompts spend today.
 
     python evals/bench_retrieval.py [--out evals/out] [--budget 2200] [--sample N] [--seed 0] [--evidence]
+                                    [--degraded DIR] [--hard DIR] [--dictionary]
 """
 
 from __future__ import annotations
@@ -28,13 +32,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _items(root: Path, degraded_dir: Path, variant: str, bench: str):
+def variants(root: Path, degraded_dir: Path, hard_dir: Path | None, dictionary: bool) -> list[tuple[str, Path, bool]]:
+    """(name, folder of the SQLite files, with the data dictionary?) for each variant measured."""
+    out = [("original", root, False), ("degraded", degraded_dir, False)]
+    if dictionary:
+        out.append(("degraded+dictionary", degraded_dir, True))
+    if hard_dir is not None:
+        out.append(("hard", hard_dir, False))
+        if dictionary:
+            out.append(("hard+dictionary", hard_dir, True))
+    return out
+
+
+def _items(root: Path, variant: str, base: Path, bench: str):
     from actsagent.benchmarks import load_questions
     from actsagent.degrade import load_degraded_questions
 
-    if variant == "original":
-        return load_questions(root, bench), root
-    return load_degraded_questions(degraded_dir, bench), degraded_dir
+    return load_questions(root, bench) if variant == "original" else load_degraded_questions(base, bench)
 
 
 def run(
@@ -42,6 +56,8 @@ def run(
     degraded_dir: Path,
     budgets: list[int],
     *,
+    hard_dir: Path | None = None,
+    dictionary: bool = False,
     sample: int | None,
     seed: int,
     evidence: bool,
@@ -51,16 +67,19 @@ def run(
     from actsagent import kb
     from actsagent.benchmarks import BENCHMARKS, db_path
     from actsagent.db.sqlite import SqliteDatabase
+    from actsagent.degrade import dictionary_path
+    from actsagent.errors import UserError
     from actsagent.sqlnames import SqlNamesError, references
     from actsagent.tools._schema_context import schema_view
 
     records: list[dict] = []
     stats = {"gold_unresolved": 0, "build_s": 0.0, "retrieve_s": 0.0, "retrievals": 0}
-    for variant in ("original", "degraded"):
+    for variant, base, with_dictionary in variants(root, degraded_dir, hard_dir, dictionary):
         for bench in BENCHMARKS:
-            qs, base = _items(root, degraded_dir, variant, bench)
-            if sample and sample < len(qs):
-                qs = sorted(random.Random(f"{seed}|{variant}|{bench}").sample(qs, sample), key=lambda q: q.idx)
+            qs = _items(root, variant, base, bench)
+            if sample and sample < len(qs):  # the same draw with and without the dictionary
+                draw = f"{seed}|{variant.removesuffix('+dictionary')}|{bench}"
+                qs = sorted(random.Random(draw).sample(qs, sample), key=lambda q: q.idx)
             by_db: dict[str, list] = defaultdict(list)
             for q in qs:
                 by_db[q.db_id].append(q)
@@ -69,7 +88,10 @@ def run(
                 try:
                     t0 = time.perf_counter()
                     path = kb_dir / variant / bench / f"{db_id}.json"
-                    kb.build(db, path=path, replace=True)
+                    glossary = dictionary_path(base, bench, db_id) if with_dictionary else None
+                    if glossary is not None and not glossary.is_file():
+                        raise UserError(f"no data dictionary at {glossary}: rebuild the set with make_degraded.py")
+                    kb.build(db, path=path, replace=True, glossary=glossary)
                     r = kb.retriever(db, path=path)
                     stats["build_s"] += time.perf_counter() - t0
                     info = db.schema()
@@ -205,14 +227,15 @@ def summarise(records: list[dict], budgets: list[int], stats: dict, config: dict
     rep.summary["kb_build_s_total"] = round(stats["build_s"], 1)
     rep.summary["retrieve_ms_mean"] = round(1000 * stats["retrieve_s"] / max(stats["retrievals"], 1), 1)
     b = budgets[0]
-    missed = Counter(m for r in records for m in r[f"b{b}_missed"] if r["variant"] == "degraded")
-    rep.tables.append(
-        ReportTable(
-            title=f"Most missed gold elements at {b} chars (degraded)",
-            columns=["element", "misses"],
-            rows=[[k, v] for k, v in missed.most_common(15)],
+    for variant in dict.fromkeys(r["variant"] for r in records if r["variant"] != "original"):
+        missed = Counter(m for r in records for m in r[f"b{b}_missed"] if r["variant"] == variant)
+        rep.tables.append(
+            ReportTable(
+                title=f"Most missed gold elements at {b} chars ({variant})",
+                columns=["element", "misses"],
+                rows=[[k, v] for k, v in missed.most_common(15)],
+            )
         )
-    )
     rep.notes.append(
         "Recall counts an element as present when the context lists it (a table by its header, a "
         "column by its line); the pruned listing shows whole tables, so its column recall equals the "
@@ -228,16 +251,25 @@ def summarise(records: list[dict], budgets: list[int], stats: dict, config: dict
         "vowel-dropping, one of the degrader's four abbreviation styles, so the degraded figures "
         "are somewhat optimistic for that style; codes (A2) are found only through values and keys."
     )
+    rep.notes.append(
+        "'+dictionary' variants: the knowledge base is built with the set's data dictionary (one line per "
+        "table and column, made from the original names, no question or gold SQL) as its glossary."
+    )
     return rep
 
 
 def main(argv: list[str] | None = None) -> int:
     from actsagent.benchmarks import data_root
+    from actsagent.errors import ActsagentError
     from actsagent.kb.retrieve import DEFAULT_BUDGET
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=None)
     ap.add_argument("--degraded", type=Path, default=ROOT / "evals" / "out" / "degraded")
+    ap.add_argument("--hard", type=Path, default=None, help="also the hard set (make_degraded.py --level hard)")
+    ap.add_argument(
+        "--dictionary", action="store_true", help="also each degraded set with its data dictionary as the glossary"
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "evals" / "out")
     ap.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
     ap.add_argument("--sample", type=int, default=None, help="a seeded sample of N questions per benchmark and variant")
@@ -248,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --budget must be at least 200 and --sample at least 1", file=sys.stderr)
         return 2
     root = args.data or data_root()
+    if args.hard is not None and not (args.hard / "spider_dev" / "questions.json").is_file():
+        print(f"error: no hard set at {args.hard}: build it with make_degraded.py --level hard", file=sys.stderr)
+        return 2
     if not (args.degraded / "spider_dev" / "questions.json").is_file():
         from actsagent.degrade import build_degraded_set
 
@@ -255,22 +290,30 @@ def main(argv: list[str] | None = None) -> int:
         build_degraded_set(root, args.degraded)
     budgets = [args.budget, 2 * args.budget, args.budget // 4]  # the prompt's budget, twice it, and a tight one
     t0 = time.perf_counter()
-    records, stats = run(
-        root,
-        args.degraded,
-        budgets,
-        sample=args.sample,
-        seed=args.seed,
-        evidence=args.evidence,
-        kb_dir=args.out / "bench_retrieval_kb",
-        log=lambda m: print(m, file=sys.stderr),
-    )
+    try:
+        records, stats = run(
+            root,
+            args.degraded,
+            budgets,
+            hard_dir=args.hard,
+            dictionary=args.dictionary,
+            sample=args.sample,
+            seed=args.seed,
+            evidence=args.evidence,
+            kb_dir=args.out / "bench_retrieval_kb",
+            log=lambda m: print(m, file=sys.stderr),
+        )
+    except ActsagentError as e:
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
     config = {
         "budgets": budgets,
         "sample": args.sample or "all",
         "seed": args.seed,
         "evidence": args.evidence,
         "degraded": str(args.degraded),
+        "hard": str(args.hard) if args.hard else None,
+        "dictionary": args.dictionary,
         "wall_s": round(time.perf_counter() - t0, 1),
     }
     rep = summarise(records, budgets, stats, config)

@@ -128,6 +128,43 @@ def test_tree_mode_with_postgres_and_the_knowledge_base_on_the_degraded_set(tmp_
     assert any(" -- " in s and "rows" in s for s in seen)
 
 
+def test_the_data_dictionary_reaches_the_prompts_of_the_hard_set_and_keeps_its_own_knowledge_base(tmp_path):
+    from actsagent.degrade import data_dictionary, dictionary_path
+    from actsagent.errors import UserError
+
+    root = data_root()
+    src = db_path(root, "spider_dev", "concert_singer")
+    plan = plan_renames(src, seed=0, level="hard")
+    dst = db_path(tmp_path / "hard", "spider_dev", "concert_singer")
+    write_degraded(src, dst, plan)
+    dictionary_path(tmp_path / "hard", "spider_dev", "concert_singer").write_text(
+        data_dictionary(plan).model_dump_json()
+    )
+    qs = degrade_questions(_questions(), src, dst, plan).kept
+    (tmp_path / "hard" / "spider_dev" / "questions.json").write_text(json.dumps([q.model_dump() for q in qs]))
+    answers = {q.question: q.gold_sql for q in qs}
+    singer = next(t for t in plan.tables if t.name == "singer")
+    runs = {}
+    for glossary in (False, True):
+        seen: list[str] = []
+        cfg = ba.AskConfig(
+            mode="single_shot", variant="degraded", kb=True, glossary=glossary, kb_budget=1200, idx=list(IDX)
+        )
+        records, path = ba.run_bench(
+            cfg, model=ScriptedChatModel(script_for(answers, seen)), out=tmp_path, degraded_dir=tmp_path / "hard"
+        )
+        assert all(r["outcome"] == "match" for r in records)
+        runs[glossary] = (seen, path)
+    (plain, plain_log), (described, dict_log) = runs[False], runs[True]
+    assert plain_log != dict_log and dict_log.name.endswith("_kb1200dict.jsonl")  # the runs never share a log
+    line = f"{singer.columns['Country']} text -- country of the singer"
+    assert any(line in s for s in described)  # the dictionary's words are in the prompt the model reads
+    assert not any("of the singer" in s for s in plain)  # the plain knowledge base has no such words
+    assert len(list((tmp_path / "kb_dictionary").glob("sqlite_spider_dev_concert_singer_*.json"))) == 1
+    with pytest.raises(UserError, match="--glossary needs --kb"):
+        ba.run_bench(ba.AskConfig(variant="degraded", glossary=True), model=ScriptedChatModel([]), out=tmp_path)
+
+
 def test_bad_configurations_are_refused(tmp_path):
     from actsagent.errors import UserError
 

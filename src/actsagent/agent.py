@@ -61,6 +61,7 @@ def repair(
     verify_copies: bool | None = None,
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
+    knowledge_base: Any = None,
 ) -> AgentRun:
     """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree.
 
@@ -70,12 +71,15 @@ def repair(
 
     ``schema_source``: where the prompts' schema context comes from (``tools.SchemaSource``): ``auto``
     takes the database's knowledge base when the schema is too large to show whole, ``kb`` always;
-    ``kb_budget`` caps its context in characters (default ``kb.DEFAULT_BUDGET``).
+    ``kb_budget`` caps its context in characters (default ``kb.DEFAULT_BUDGET``); ``knowledge_base`` (a
+    ``kb.Retriever``, e.g. one built with a data dictionary at its own path) replaces the database's own.
     """
     if not intent or not intent.strip():
         raise UserError("the intent (issue text or question) is empty")
     mode = mode_of(mode)
-    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
+    rt, notes = _runtime(
+        db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget, knowledge_base
+    )
     try:
         return _repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer)
     finally:
@@ -134,6 +138,7 @@ def ask(
     verify_copies: bool | None = None,
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
+    knowledge_base: Any = None,
 ) -> AgentRun:
     """Write SQL for ``question``, then debug it with the same tree (text-to-SQL)."""
     from actsagent.llm import StructuredOutputError
@@ -141,7 +146,9 @@ def ask(
 
     if not question or not question.strip():
         raise UserError("the question is empty")
-    rt, notes = _runtime(db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget)
+    rt, notes = _runtime(
+        db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget, knowledge_base
+    )
     if rt.model is None:
         run = AgentRun(
             status="failed",
@@ -192,6 +199,7 @@ def ask(
         verify_copies=verify_copies,
         schema_source=rt.ctx.schema_source,
         kb_budget=kb_budget,
+        knowledge_base=knowledge_base,
     )
     run.usage.add(draft_usage)
     run.notes.insert(0, f"drafted from the question: {draft}" if draft else "no first draft")
@@ -213,9 +221,12 @@ def resume(
     verify_copies: bool | None = None,
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
+    knowledge_base: Any = None,
 ) -> AgentRun:
     """Continue a run paused for clarification with the user's ``answer`` (an option number or words)."""
-    rt, notes = _runtime(db, model, policy, budget, True, on_event, verify_copies, schema_source, kb_budget)
+    rt, notes = _runtime(
+        db, model, policy, budget, True, on_event, verify_copies, schema_source, kb_budget, knowledge_base
+    )
     try:
         return _resume(rt, notes, thread_id, answer, checkpointer)
     finally:
@@ -325,6 +336,7 @@ def _runtime(
     verify_copies: bool | None = None,
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
+    knowledge_base: Any = None,
 ) -> tuple[Runtime, list[str]]:
     notes: list[str] = []
     if isinstance(model, str):  # a model name: the configured endpoint, that model for every role
@@ -346,7 +358,13 @@ def _runtime(
     except ValueError:
         raise UserError(f"unknown schema source {schema_source!r}: use auto, listing or kb") from None
     ctx = ToolContext(
-        db=db, policy=policy, model=model, verify_copies=verify_copies, schema_source=source, kb_budget=kb_budget
+        db=db,
+        policy=policy,
+        model=model,
+        verify_copies=verify_copies,
+        schema_source=source,
+        kb_budget=kb_budget,
+        kb=knowledge_base,
     )
     ctx.knowledge_base()  # decided before the run: a missing or damaged knowledge base fails here, not mid-run
     return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive, on_event=on_event), notes
