@@ -583,24 +583,36 @@ class _Renderer:
 
 def column_note(c: ColumnEntry) -> str:
     """What the context adds to a column line: a written description as it is (a glossary's with the
-    values or range after it); for a templated one only what the line does not say already (the name
-    as words when it was expanded, values, range)."""
-    parts = []
+    range or a few short values after it, no sample ids of a key); for a templated one only what the
+    line does not say already (the name as words when it was expanded, values, range)."""
     if c.source == "glossary":  # a dictionary's line says what the column is, not what it holds
-        parts.append(c.description)
-    elif c.source != "template":
+        facts = "" if (c.primary_key or c.references) and not c.value_range else _values_note(c, 3, 20)
+        return _clip("; ".join(p for p in (c.description, facts) if p))
+    if c.source != "template":
         return _clip(c.description)
-    elif c.readable and c.readable != " ".join(words(c.name)):
+    parts = []
+    if c.readable and c.readable != " ".join(words(c.name)):
         parts.append(c.readable)
-    if c.value_range:
-        parts.append(f"{c.value_range[0]}..{c.value_range[1]}")
-    elif c.samples:
-        shown = ", ".join(repr(v if len(v) <= 30 else v[:27] + "...") for v in c.samples[:4])
-        parts.append(f"e.g. {shown}" if len(c.values) > len(c.samples[:4]) else f"values {shown}")
+    if facts := _values_note(c, 4, 30):
+        parts.append(facts)
     return _clip("; ".join(parts))
 
 
+def _values_note(c: ColumnEntry, n: int, width: int) -> str:
+    """The range of a numeric column, else up to ``n`` frequent values cut to ``width`` characters."""
+    if c.value_range:
+        return f"{c.value_range[0]}..{c.value_range[1]}"
+    if not c.samples:
+        return ""
+    shown = ", ".join(repr(v if len(v) <= width else v[: width - 3] + "...") for v in c.samples[:n])
+    return f"e.g. {shown}" if len(c.values) > len(c.samples[:n]) else f"values {shown}"
+
+
 def table_note(t: TableEntry) -> str:
+    """A table header's note: a glossary's first clause (up to ``;``; the whole text is searched, and the
+    columns follow with their own lines), another written description as it is, else the name as words."""
+    if t.source == "glossary":
+        return _clip(t.description.split(";", 1)[0])
     if t.source != "template":
         return _clip(t.description)
     return t.readable if t.readable and t.readable != " ".join(words(t.name)) else ""
