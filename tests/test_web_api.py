@@ -322,7 +322,7 @@ def test_agent_events_are_typed_and_carry_the_tree_as_it_stood():
     from pydantic import ValidationError
 
     from actsagent.graphs.models import NodeEvent
-    from actsagent.graphs.runtime import Runtime
+    from actsagent.graphs.runtime import Runtime, call_events
     from actsagent.graphs.tree import NodeSpec, PlanTree
     from actsagent.tools import ToolContext
     from actsagent.web.flow import agent_step
@@ -330,19 +330,27 @@ def test_agent_events_are_typed_and_carry_the_tree_as_it_stood():
     tree = PlanTree()
     readings = [NodeSpec(description=f"reading {i}", tool="generate_sql") for i in (1, 2)]
     tree.add_spec(NodeSpec(description="find ambiguities", tool="detect_ambiguities", children=readings), None)
-    events: list = []
-    rt = Runtime(ctx=ToolContext(db=None, model=None), on_event=events.append)  # type: ignore[arg-type]
-    tree.nodes["n1"].status = "refuted"
-    rt.emit("node_end", "generate_sql refuted", "n1", tree=tree)
-    tree.nodes["n2"].status = "accepted"  # the run goes on changing its tree: the event keeps the one it sent
-    (ev,) = events
+    rt = Runtime(ctx=ToolContext(db=None, model=None))  # type: ignore[arg-type]
+
+    def end_n1() -> None:
+        tree.nodes["n1"].status = "refuted"
+        rt.emit("node_end", "generate_sql refuted", "n1", tree=tree)
+        tree.nodes["n2"].status = "accepted"  # the run goes on changing its tree: the event keeps the one it sent
+
+    (ev,) = list(call_events(end_n1))  # events reach the caller through the graph's custom stream
     assert isinstance(ev, NodeEvent) and ev.type == "node_end" and ev.node is not None and ev.node.status == "refuted"
     assert ev.tree.nodes["n2"].status == "pending"
     with pytest.raises(ValidationError, match="summary"):  # a key the kind lacks is refused where it is sent
-        rt.emit("node_end", "generate_sql refuted", "n1", tree=tree, summary="nothing reads this")
-    with pytest.raises(ValidationError):
-        rt.emit("candidate", "PASS", "n2", sql="SELECT 2", status="accepted", passed=True)  # not a candidate status
+        list(call_events(lambda: rt.emit("node_end", "refuted", "n1", tree=tree, summary="nothing reads this")))
+    with pytest.raises(ValidationError):  # not a candidate status
+        list(call_events(lambda: rt.emit("candidate", "PASS", "n2", sql="SELECT 2", status="accepted", passed=True)))
+    with pytest.raises(RuntimeError):  # outside a graph's step there is no stream to write to
+        rt.emit("note", "nobody hears this")
     step = agent_step(ev)
     assert step.type == "node_end" and step.data == {} and step.tree == ev.tree
-    rt.emit("clarify", "Which orders count?", "n0", question="Which orders count?", options=["all", "paid"])
-    assert agent_step(events[-1]).data == {"question": "Which orders count?", "phrase": "", "options": ["all", "paid"]}
+
+    def clarify() -> None:
+        rt.emit("clarify", "Which orders count?", "n0", question="Which orders count?", options=["all", "paid"])
+
+    (ev,) = list(call_events(clarify))
+    assert agent_step(ev).data == {"question": "Which orders count?", "phrase": "", "options": ["all", "paid"]}

@@ -11,32 +11,51 @@ an LLM would add. ``policy=None`` is the
 strict guard policy; pass ``Policy.sandbox()`` only for a disposable database copy. Runs are
 checkpointed under ``thread_id``: calling ``repair`` again with the thread id of an interrupted
 run continues it, and ``resume`` answers a paused (interactive) run's clarification question.
+
+Each of ``repair``, ``ask`` and ``resume`` is its ``*_events`` generator run to the end: the generator yields the
+typed events (``AgentEvent``) as the run goes, from LangGraph's ``custom`` stream of the graph that runs
+(``graphs.runtime.graph_events``), and returns the run; ``stream`` and ``stream_resume`` hand it to the caller.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
+import functools
+import inspect
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, ParamSpec, TypeVar
 
 from langgraph.types import Command
 
 from actsagent.db import Database, DbError, QueryResult
 from actsagent.errors import LLMUnavailable, UserError
 from actsagent.graphs.checkpoint import get_checkpointer
-from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, mode_of
-from actsagent.graphs.runtime import Runtime
+from actsagent.graphs.models import AgentEvent, AgentRun, Budget, Clarification, Mode, RunStatus, agent_event, mode_of
+from actsagent.graphs.runtime import Runtime, call_events, graph_events
 from actsagent.graphs.state import Final, TreeState, initial_state
 from actsagent.graphs.tree_graph import build_tree_graph
 from actsagent.graphs.variants import run_draft, run_regenerate, run_single_shot
-from actsagent.llm.tracing import run_inputs, run_outputs, traced
+from actsagent.llm.tracing import events_outputs, run_inputs, traced
 from actsagent.tools import SchemaSource, ToolContext
 from actsagent.tools.run_sql import execute_statements
 
-__all__ = ["AgentEvent", "AgentRun", "Budget", "ask", "repair", "resume", "stream", "stream_resume"]
+__all__ = [
+    "AgentEvent",
+    "AgentRun",
+    "Budget",
+    "ask",
+    "ask_events",
+    "repair",
+    "repair_events",
+    "resume",
+    "resume_events",
+    "stream",
+    "stream_resume",
+]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 _NO_LLM_NOTE = (
     "no LLM configured: ran the LLM-free fallback (run, SafeQL refinement, clause localisation); "
@@ -44,8 +63,8 @@ _NO_LLM_NOTE = (
 )
 
 
-@traced("actsagent.repair", inputs=run_inputs, outputs=run_outputs)
-def repair(
+@traced("actsagent.repair", inputs=run_inputs, outputs=events_outputs)
+def repair_events(
     intent: str,
     sql: str | list[str] | None,
     db: Database,
@@ -62,8 +81,9 @@ def repair(
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
     knowledge_base: Any = None,
-) -> AgentRun:
-    """Correct ``sql`` so it does what ``intent`` asks; returns the typed run with its plan tree.
+) -> Generator[AgentEvent, None, AgentRun]:
+    """Correct ``sql`` so it does what ``intent`` asks; yields the run's events as its nodes run (the last is
+    ``final``, ``on_event`` sees each first) and returns the typed run with its plan tree (``repair``: only that).
 
     ``verify_copies``: may the checks run in disposable copies of ``db`` (``CREATE DATABASE ... TEMPLATE``,
     which ends the database's other sessions)? None: only under the sandbox policy, where ``db`` is itself
@@ -78,12 +98,13 @@ def repair(
         raise UserError("the intent (issue text or question) is empty")
     mode = mode_of(mode)
     rt, notes = _runtime(
-        db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget, knowledge_base
+        db, model, policy, budget, interactive, verify_copies, schema_source, kb_budget, knowledge_base
     )
     try:
-        return _repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer)
+        run = yield from _tapped(_repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer), on_event)
     finally:
         rt.ctx.close_scenarios()
+    return (yield from _finished(run, on_event))
 
 
 def _repair(
@@ -95,7 +116,7 @@ def _repair(
     mode: Mode,
     thread_id: str | None,
     checkpointer: Any,
-) -> AgentRun:
+) -> Generator[AgentEvent, None, AgentRun]:
     sql = _normalise_sql(sql, db.dialect if not rt.ctx.active_policy().read_only else None)
     tid = thread_id or uuid.uuid4().hex
     t0 = time.perf_counter()
@@ -104,26 +125,25 @@ def _repair(
         if rt.model is None or mode in ("tree", "linear"):
             if rt.model is None and mode in ("regenerate", "single_shot"):
                 notes.append(f"mode {mode!r} needs an LLM: ran the tree's LLM-free fallback instead")
-            state, paused = _run_tree(rt, intent, sql, mode if mode == "linear" else "tree", tid, checkpointer)
+            tree_mode: Mode = mode if mode == "linear" else "tree"
+            state, paused = yield from _run_tree(rt, intent, sql, tree_mode, tid, checkpointer)
         elif mode == "regenerate":
-            state, paused = run_regenerate(rt, intent, sql), None
+            state, paused = (yield from call_events(lambda: run_regenerate(rt, intent, sql))), None
         else:
-            state, paused = run_single_shot(rt, intent, sql), None
+            state, paused = (yield from call_events(lambda: run_single_shot(rt, intent, sql))), None
     except LLMUnavailable as e:
-        rt.emit("error", f"LLM provider failed: {e}")
+        yield agent_event("error", f"LLM provider failed: {e}")
         state = _last_state(rt, tid, checkpointer) or initial_state(intent, sql, mode)
         state.final = Final(status="failed", node=state.best.node if state.best else None, reason="provider")
         notes.append(
             f"LLM provider failed: {e}; completed steps are checkpointed, rerun with thread_id={tid!r} to continue"
         )
         paused = None
-    run = _to_run(rt, state, tid, notes, paused, t0, llm0)
-    rt.emit("final", run.status, run.final_node, run=run)
-    return run
+    return _to_run(rt, state, tid, notes, paused, t0, llm0)
 
 
-@traced("actsagent.ask", inputs=run_inputs, outputs=run_outputs)
-def ask(
+@traced("actsagent.ask", inputs=run_inputs, outputs=events_outputs)
+def ask_events(
     question: str,
     db: Database,
     *,
@@ -139,15 +159,12 @@ def ask(
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
     knowledge_base: Any = None,
-) -> AgentRun:
-    """Write SQL for ``question``, then debug it with the same tree (text-to-SQL)."""
-    from actsagent.llm import StructuredOutputError
-    from actsagent.tools.generate_sql import GeneratedSQL, _clean
-
+) -> Generator[AgentEvent, None, AgentRun]:
+    """Write SQL for ``question``, then debug it with the same tree (text-to-SQL); events and run as ``repair_events``."""
     if not question or not question.strip():
         raise UserError("the question is empty")
     rt, notes = _runtime(
-        db, model, policy, budget, interactive, on_event, verify_copies, schema_source, kb_budget, knowledge_base
+        db, model, policy, budget, interactive, verify_copies, schema_source, kb_budget, knowledge_base
     )
     if rt.model is None:
         run = AgentRun(
@@ -159,32 +176,18 @@ def ask(
                 "use `repair` with your own SQL for the LLM-free path"
             ],
         )
-        rt.emit("final", run.status, run.final_node, run=run)
-        return run
-    draft: str | list[str] | None = None
-    try:
-        resp = rt.ctx.complete(
-            "ask_generate",
-            role="tools",
-            response_model=GeneratedSQL,
-            question=question,
-            **rt.ctx.schema_vars(intent=question, prune=False),
-        )  # the question alone: the whole listing, or the knowledge base's context for the question
-        draft = _clean(resp.parsed.sql)
-        rt.emit("note", f"first SQL written from the question: {draft}")
-    except StructuredOutputError as e:
-        rt.emit("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
+        return (yield from _finished(run, on_event))
+    draft = yield from _tapped(_draft(rt, question), on_event)
     draft_usage = rt.ctx.meter.total.model_copy()
     if mode_of(mode) == "single_shot":  # one generation: the draft is the answer
         t0, llm0 = time.perf_counter(), rt.ctx.meter.total.llm_ms
         tid = thread_id or uuid.uuid4().hex
-        run = _to_run(rt, run_draft(rt, question, draft), tid, notes, None, t0, llm0)
+        state = yield from _tapped(call_events(lambda: run_draft(rt, question, draft)), on_event)
+        run = _to_run(rt, state, tid, notes, None, t0, llm0)
         run.usage = draft_usage
         run.notes.insert(0, "single-shot: the SQL written once from the question, run as written")
-        rt.emit("final", run.status, run.final_node, run=run)
-        return run
-    inner = None if on_event is None else lambda ev: None if ev.type == "final" else on_event(ev)  # final: below
-    run = repair(
+        return (yield from _finished(run, on_event))
+    inner = repair_events(
         question,
         draft,
         db,
@@ -194,21 +197,41 @@ def ask(
         budget=budget,
         interactive=interactive,
         thread_id=thread_id,
-        on_event=inner,
         checkpointer=checkpointer,
         verify_copies=verify_copies,
         schema_source=rt.ctx.schema_source,
         kb_budget=kb_budget,
         knowledge_base=knowledge_base,
     )
+    run = yield from _tapped(inner, on_event, final=False)  # final: below, with the draft's usage and note
     run.usage.add(draft_usage)
     run.notes.insert(0, f"drafted from the question: {draft}" if draft else "no first draft")
-    rt.emit("final", run.status, run.final_node, run=run)
-    return run
+    return (yield from _finished(run, on_event))
 
 
-@traced("actsagent.resume", inputs=run_inputs, outputs=run_outputs)
-def resume(
+def _draft(rt: Runtime, question: str) -> Generator[AgentEvent, None, str | list[str] | None]:
+    """``ask``'s first SQL, written from the question alone: the whole listing, or the knowledge base's context."""
+    from actsagent.llm import StructuredOutputError
+    from actsagent.tools.generate_sql import GeneratedSQL, _clean
+
+    try:
+        resp = rt.ctx.complete(
+            "ask_generate",
+            role="tools",
+            response_model=GeneratedSQL,
+            question=question,
+            **rt.ctx.schema_vars(intent=question, prune=False),
+        )
+    except StructuredOutputError as e:
+        yield agent_event("note", f"the model gave no usable first SQL ({e}); the plan starts from the question alone")
+        return None
+    draft = _clean(resp.parsed.sql)
+    yield agent_event("note", f"first SQL written from the question: {draft}")
+    return draft
+
+
+@traced("actsagent.resume", inputs=run_inputs, outputs=events_outputs)
+def resume_events(
     thread_id: str,
     answer: str,
     db: Database,
@@ -222,18 +245,20 @@ def resume(
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
     knowledge_base: Any = None,
-) -> AgentRun:
-    """Continue a run paused for clarification with the user's ``answer`` (an option number or words)."""
-    rt, notes = _runtime(
-        db, model, policy, budget, True, on_event, verify_copies, schema_source, kb_budget, knowledge_base
-    )
+) -> Generator[AgentEvent, None, AgentRun]:
+    """Continue a run paused for clarification with the user's ``answer`` (an option number or words); events and
+    run as ``repair_events``."""
+    rt, notes = _runtime(db, model, policy, budget, True, verify_copies, schema_source, kb_budget, knowledge_base)
     try:
-        return _resume(rt, notes, thread_id, answer, checkpointer)
+        run = yield from _tapped(_resume(rt, notes, thread_id, answer, checkpointer), on_event)
     finally:
         rt.ctx.close_scenarios()
+    return (yield from _finished(run, on_event))
 
 
-def _resume(rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpointer: Any) -> AgentRun:
+def _resume(
+    rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpointer: Any
+) -> Generator[AgentEvent, None, AgentRun]:
     saver = checkpointer or get_checkpointer()
     graph = build_tree_graph(rt, saver)
     config = {"configurable": {"thread_id": thread_id}}
@@ -244,66 +269,82 @@ def _resume(rt: Runtime, notes: list[str], thread_id: str, answer: str, checkpoi
         raise UserError(f"run {thread_id!r} is not waiting for an answer")
     t0, llm0 = time.perf_counter(), rt.ctx.meter.total.llm_ms
     try:
-        graph.invoke(Command(resume=answer), config)
+        yield from graph_events(graph, Command(resume=answer), config)
         state, paused = _final_or_paused(graph, config)
     except LLMUnavailable as e:
         state = TreeState(**graph.get_state(config).values)
         state.final = Final(status="failed", node=None, reason="provider")
         notes.append(f"LLM provider failed: {e}; rerun resume to continue")
         paused = None
-    run = _to_run(rt, state, thread_id, notes, paused, t0, llm0)
-    rt.emit("final", run.status, run.final_node, run=run)
-    return run
+    return _to_run(rt, state, thread_id, notes, paused, t0, llm0)
+
+
+def _run_to_end(events: Callable[P, Generator[AgentEvent, None, AgentRun]], name: str) -> Callable[P, AgentRun]:
+    """The plain call of an event generator: runs it to its end and returns the run (``on_event`` sees each event)."""
+
+    @functools.wraps(events)
+    def call(*args: P.args, **kwargs: P.kwargs) -> AgentRun:
+        gen = events(*args, **kwargs)
+        while True:
+            try:
+                next(gen)
+            except StopIteration as done:
+                return done.value
+
+    call.__name__ = call.__qualname__ = name
+    call.__signature__ = inspect.signature(events).replace(return_annotation=AgentRun)  # type: ignore[attr-defined]
+    return call
+
+
+repair = _run_to_end(repair_events, "repair")
+ask = _run_to_end(ask_events, "ask")
+resume = _run_to_end(resume_events, "resume")
 
 
 def stream(intent: str, sql: str | list[str] | None, db: Database, **kwargs: Any) -> Iterator[AgentEvent]:
     """Run ``repair`` (or ``ask`` when ``sql`` is None and ``ask=True``) and yield events as nodes run.
 
     The last event is ``final`` with the whole run in ``run``; an exception in the run is
-    re-raised here after the events that preceded it.
+    raised here after the events that preceded it.
     """
-    use_ask = kwargs.pop("ask", False)
-    user_cb = kwargs.pop("on_event", None)
-    if use_ask:
-        return _stream_call(lambda on_event: ask(intent, db, on_event=on_event, **kwargs), user_cb)
-    return _stream_call(lambda on_event: repair(intent, sql, db, on_event=on_event, **kwargs), user_cb)
+    if kwargs.pop("ask", False):
+        return ask_events(intent, db, **kwargs)
+    return repair_events(intent, sql, db, **kwargs)
 
 
 def stream_resume(thread_id: str, answer: str, db: Database, **kwargs: Any) -> Iterator[AgentEvent]:
     """``resume`` a paused run, yielding its events like ``stream`` does."""
-    user_cb = kwargs.pop("on_event", None)
-    return _stream_call(lambda on_event: resume(thread_id, answer, db, on_event=on_event, **kwargs), user_cb)
+    return resume_events(thread_id, answer, db, **kwargs)
 
 
-def _stream_call(
-    call: Callable[[Callable[[AgentEvent], None]], AgentRun], user_cb: Callable[[AgentEvent], None] | None
-) -> Iterator[AgentEvent]:
-    """Run ``call(on_event)`` in a thread and yield its events as they come (the last is ``final``, the run)."""
-    q: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
+def _tapped(
+    events: Generator[AgentEvent, None, T],
+    on_event: Callable[[AgentEvent], None] | None,
+    *,
+    final: bool = True,
+) -> Generator[AgentEvent, None, T]:
+    """``events``, each shown to ``on_event`` before it is yielded; returns what ``events`` returns.
 
-    def sink(ev: AgentEvent) -> None:
-        if user_cb:
-            user_cb(ev)
-        q.put(ev)
-
-    def work() -> None:
-        try:
-            call(sink)
-        except BaseException as e:  # re-raised in the consumer's thread
-            q.put(e)
-        finally:
-            q.put(None)
-
-    thread = threading.Thread(target=work, daemon=True, name="actsagent-run")
-    thread.start()
+    ``final=False`` drops the ``final`` event: a nested run's (the outer run sends its own)."""
     while True:
-        item = q.get()
-        if item is None:
-            break
-        if isinstance(item, BaseException):
-            raise item
-        yield item
-    thread.join()
+        try:
+            ev = next(events)
+        except StopIteration as done:
+            return done.value
+        if ev.type == "final" and not final:
+            continue
+        if on_event is not None:
+            on_event(ev)
+        yield ev
+
+
+def _finished(run: AgentRun, on_event: Callable[[AgentEvent], None] | None) -> Generator[AgentEvent, None, AgentRun]:
+    """The run's last event, ``final`` with the whole run in it; returns the run."""
+    ev = agent_event("final", run.status, run.final_node, run=run)
+    if on_event is not None:
+        on_event(ev)
+    yield ev
+    return run
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -332,7 +373,6 @@ def _runtime(
     policy: Any,
     budget: Budget | None,
     interactive: bool,
-    on_event: Callable[[AgentEvent], None] | None,
     verify_copies: bool | None = None,
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
@@ -367,24 +407,24 @@ def _runtime(
         kb=knowledge_base,
     )
     ctx.knowledge_base()  # decided before the run: a missing or damaged knowledge base fails here, not mid-run
-    return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive, on_event=on_event), notes
+    return Runtime(ctx=ctx, budget=budget or Budget(), interactive=interactive), notes
 
 
 def _run_tree(
     rt: Runtime, intent: str, sql: Any, mode: Mode, tid: str, checkpointer: Any
-) -> tuple[TreeState, Clarification | None]:
+) -> Generator[AgentEvent, None, tuple[TreeState, Clarification | None]]:
     graph = build_tree_graph(rt, checkpointer or get_checkpointer())
     config = {"configurable": {"thread_id": tid}, "recursion_limit": 4 * rt.budget.max_nodes + 20}
     snap = graph.get_state(config)
     if snap.values and snap.next and "clarify" not in snap.next:
-        rt.emit("note", f"resuming run {tid} from its last checkpoint")
-        graph.invoke(None, config)  # an interrupted run: continue where it stopped
+        yield agent_event("note", f"resuming run {tid} from its last checkpoint")
+        yield from graph_events(graph, None, config)  # an interrupted run: continue where it stopped
     elif snap.values and snap.next:
         raise UserError(f"run {tid!r} is waiting for a clarification: answer it with resume()")
     elif snap.values and TreeState(**snap.values).final is not None:
-        rt.emit("note", f"run {tid} already finished; returning its result")
+        yield agent_event("note", f"run {tid} already finished; returning its result")
     else:
-        graph.invoke(initial_state(intent, sql, mode), config)
+        yield from graph_events(graph, initial_state(intent, sql, mode), config)
     return _final_or_paused(graph, config)
 
 

@@ -64,22 +64,21 @@ def load_questions(root: Path, bench: str) -> list[BenchQuestion]:
     path = root / bench / "questions.json"
     if not path.is_file():
         raise UserError(f"no questions file at {path}")
-    out = []
-    for q in json.loads(path.read_text(encoding="utf-8")):
-        if not db_path(root, bench, q["db_id"]).is_file():
-            continue
-        out.append(
-            BenchQuestion(
-                bench=bench,
-                idx=q["idx"],
-                db_id=q["db_id"],
-                question=q["question"],
-                gold_sql=q["gold_sql"],
-                evidence=q.get("evidence") or "",
-                difficulty=q.get("difficulty") or "",
-            )
-        )
-    return out
+    records = json.loads(path.read_text(encoding="utf-8"))
+    return [question_of(bench, q) for q in records if db_path(root, bench, q["db_id"]).is_file()]
+
+
+def question_of(bench: str, q: dict[str, Any], *, evidence: bool = True) -> BenchQuestion:
+    """A record of a questions file as a question (``evidence=False``: without the file's evidence)."""
+    return BenchQuestion(
+        bench=bench,
+        idx=q["idx"],
+        db_id=q["db_id"],
+        question=q["question"],
+        gold_sql=q["gold_sql"],
+        evidence=(q.get("evidence") or "") if evidence else "",
+        difficulty=q.get("difficulty") or "",
+    )
 
 
 def metric_for(bench: str) -> Literal["ordered_or_multiset", "set"]:

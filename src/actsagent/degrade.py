@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from sqlglot import exp
 
-from actsagent.benchmarks import BenchQuestion, run_sqlite, same_result
+from actsagent.benchmarks import BenchQuestion, question_of, run_sqlite, same_result
 from actsagent.config import Limits
 from actsagent.db.sqlite import SqliteDatabase, create_sqlite_file
 from actsagent.errors import UserError
@@ -556,14 +556,4 @@ def load_degraded_questions(out_dir: Path, bench: str) -> list[BenchQuestion]:
     path = out_dir / bench / "questions.json"
     if not path.is_file():
         raise UserError(f"no degraded set at {path}: build it with `python evals/make_degraded.py`")
-    return [
-        BenchQuestion(
-            bench=bench,
-            idx=q["idx"],
-            db_id=q["db_id"],
-            question=q["question"],
-            gold_sql=q["gold_sql"],
-            difficulty=q.get("difficulty", ""),
-        )
-        for q in json.loads(path.read_text())
-    ]
+    return [question_of(bench, q, evidence=False) for q in json.loads(path.read_text(encoding="utf-8"))]

@@ -19,6 +19,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
 from actsagent.config import home_dir
+from actsagent.db.admin import advisory_lock
 from actsagent.graphs.state import TreeState
 
 _lock = threading.Lock()
@@ -67,8 +68,7 @@ def postgres_checkpointer(url: str, schema: str) -> Any:
     saver = PostgresSaver(pool)
     try:
         # a session lock, outside any transaction: the migrations' CREATE INDEX CONCURRENTLY waits for open ones
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"actsagent checkpoints {schema}"])
+        with advisory_lock(url, f"actsagent checkpoints {schema}"):
             saver.setup()
     except BaseException:
         pool.close()

@@ -182,3 +182,8 @@ AgentEvent = Annotated[
 ]
 EventType = Literal["plan", "node_start", "node_end", "candidate", "clarify", "note", "error", "final"]
 AGENT_EVENT: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+
+
+def agent_event(type_: EventType, message: str = "", node_id: str | None = None, **fields: Any) -> AgentEvent:
+    """The typed event of kind ``type_``; a field that kind lacks raises (a key no consumer reads is a mistake)."""
+    return AGENT_EVENT.validate_python({"type": type_, "node_id": node_id, "message": message, **fields})

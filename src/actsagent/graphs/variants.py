@@ -6,11 +6,16 @@
 
 Both need a model; ``agent.repair`` runs the LLM-free tree fallback instead when there is none.
 The result has the same shape as a tree run (a linear ``PlanTree``), so reports compare like with like.
+They are plain functions; ``agent`` runs them as a one-task LangGraph graph (``graphs.runtime.call_events``),
+so their ``rt.emit`` events reach consumers through the same custom stream as the tree's. A node's SQL is read
+from its typed output (``GenerateSqlOutput``); ``node.input`` only records it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from actsagent.graphs.runtime import Runtime
@@ -32,12 +37,12 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
     history: list[dict[str, str]] = []
     for attempt in range(rt.budget.max_regenerations + 1):
         if attempt == 0 and current:
-            node = _node(tree, parent, "run_sql", "run the SQL as given")
-            last = _timed(rt, state, tree, node, lambda: run_sql(RunSqlInput(sql=current), rt.ctx))
+            node = _node(tree, parent, "run_sql", "run the SQL as given", sql=current)
+            last = _timed(rt, state, tree, node, partial(run_sql, RunSqlInput(sql=current), rt.ctx))
         else:
             node = _node(tree, parent, "generate_sql", f"regenerate #{attempt} from the error")
 
-            def regen(node: PlanNode = node) -> RunSqlOutput:  # bound now: called within this iteration
+            def regen(node: PlanNode = node) -> GenerateSqlOutput:  # bound now: called within this iteration
                 nonlocal current
                 resp = rt.ctx.complete(
                     "regenerate",
@@ -50,18 +55,11 @@ def run_regenerate(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tre
                     statement_list=is_statement_list(sql),
                 )
                 current = _clean(resp.parsed.sql)
-                node.input = {"sql": current}
-                return run_sql(RunSqlInput(sql=current), rt.ctx)
+                return _candidate_run(rt, node, current)
 
-            try:
-                last = _timed(rt, state, tree, node, regen)
-            except StructuredOutputError as e:
-                node.status, node.error = "failed", str(e)[:800]
-                state.failures.append(Failure.model_validate({"node": node.id, **e.summary()}))
-                last = None
+            last = _timed_candidate(rt, state, tree, node, regen)
         parent = node.id
         if last is not None:
-            _candidate(state, node, current, last)
             if last.ok:
                 break
             history.append({"sql": statements_text(current), "error": last.summary()})
@@ -73,16 +71,10 @@ def run_single_shot(rt: Runtime, intent: str, sql: str | list[str] | None) -> Tr
     tree = PlanTree()
     node = _node(tree, None, "generate_sql", "one repair call, no tools")
 
-    def once() -> RunSqlOutput:
-        node.input = {"sql": _clean(write_directly(rt.ctx, intent, sql).sql)}
-        return run_sql(RunSqlInput(sql=node.input["sql"]), rt.ctx)
+    def once() -> GenerateSqlOutput:
+        return _candidate_run(rt, node, _clean(write_directly(rt.ctx, intent, sql).sql))
 
-    try:
-        out = _timed(rt, state, tree, node, once)
-        _candidate(state, node, node.input["sql"], out)
-    except StructuredOutputError as e:
-        node.status, node.error = "failed", str(e)[:800]
-        state.failures.append(Failure.model_validate({"node": node.id, **e.summary()}))
+    _timed_candidate(rt, state, tree, node, once)
     return _done(state, tree)
 
 
@@ -91,19 +83,25 @@ def run_draft(rt: Runtime, question: str, draft: str | list[str] | None) -> Tree
     model call would make it a two-shot baseline)."""
     state = initial_state(question, draft, "single_shot")
     tree = PlanTree()
-    node = _node(tree, None, "generate_sql", "the SQL written from the question, run as written")
+    node = _node(tree, None, "generate_sql", "the SQL written from the question, run as written", sql=draft)
     if draft:
-        node.input = {"sql": draft}
-        out = _timed(rt, state, tree, node, lambda: run_sql(RunSqlInput(sql=draft), rt.ctx))
-        _candidate(state, node, draft, out)
+        _timed(rt, state, tree, node, lambda: _candidate_run(rt, node, draft))
     else:
         node.status, node.error = "failed", "the model wrote no SQL"
     return _done(state, tree)
 
 
-def _node(tree: PlanTree, parent: str | None, tool: str, description: str) -> PlanNode:
+def _candidate_run(rt: Runtime, node: PlanNode, sql: str | list[str]) -> GenerateSqlOutput:
+    """A generated SQL and its execution: the candidate's typed output (as the tree's generate_sql gives it)."""
+    node.input = {"sql": sql}  # the record of what ran; what is read is the typed output
+    return GenerateSqlOutput(sql=sql, source="llm", execution=run_sql(RunSqlInput(sql=sql), rt.ctx))
+
+
+def _node(tree: PlanTree, parent: str | None, tool: str, description: str, *, sql: Any = None) -> PlanNode:
     nid = tree.new_id()
     node = PlanNode(id=nid, parent=parent, tool=tool, description=description)  # type: ignore[arg-type]
+    if sql:
+        node.input = {"sql": sql}
     tree.nodes[nid] = node
     if parent is None:
         tree.root = nid
@@ -113,7 +111,11 @@ def _node(tree: PlanTree, parent: str | None, tool: str, description: str) -> Pl
     return node
 
 
-def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) -> RunSqlOutput:
+def _timed(
+    rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn: Callable[[], RunSqlOutput | GenerateSqlOutput]
+) -> RunSqlOutput:
+    """Run ``fn`` as ``node`` (events, timing, usage); its typed output goes on the node, its execution is
+    returned and makes the node a candidate."""
     rt.ctx.meter.start_window()
     state.counters.nodes += 1
     node.order = state.counters.nodes
@@ -122,12 +124,12 @@ def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) ->
     t0 = time.perf_counter()
     try:
         out = fn()
-        # a regenerated SQL is a candidate: its output is generate_sql's, with the execution inside
-        is_candidate = node.tool == "generate_sql"
-        node.output = GenerateSqlOutput(sql=node.input["sql"], source="llm", execution=out) if is_candidate else out
-        node.summary = out.summary()
-        node.status = "done" if out.ok else "refuted"
-        return out
+        run = out.execution if isinstance(out, GenerateSqlOutput) else out
+        node.output = out
+        node.summary = run.summary()
+        node.status = "done" if run.ok else "refuted"
+        _candidate(state, node, run)
+        return run
     finally:
         w = rt.ctx.meter.window
         node.ms = (time.perf_counter() - t0) * 1000
@@ -138,9 +140,19 @@ def _timed(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn) ->
         rt.emit("node_end", f"{node.tool} {node.status}", node.id, tree=tree)
 
 
-def _candidate(state: TreeState, node: PlanNode, sql: Any, out: RunSqlOutput) -> None:
-    if not node.input.get("sql"):
-        node.input = {"sql": sql}
+def _timed_candidate(
+    rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNode, fn: Callable[[], GenerateSqlOutput]
+) -> RunSqlOutput | None:
+    """``_timed`` for a model's SQL: a malformed reply fails the node (recorded), and the run goes on."""
+    try:
+        return _timed(rt, state, tree, node, fn)
+    except StructuredOutputError as e:
+        node.status, node.error = "failed", str(e)[:800]
+        state.failures.append(Failure.model_validate({"node": node.id, **e.summary()}))
+        return None
+
+
+def _candidate(state: TreeState, node: PlanNode, out: RunSqlOutput) -> None:
     cand = Best(node=node.id, ok=out.ok, empty=out.ok and out.last.empty)
     best = state.best
     if best is None or (cand.ok, not cand.empty) >= (best.ok, not best.empty):

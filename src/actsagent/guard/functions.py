@@ -231,6 +231,21 @@ def denied_reason(name: str) -> str | None:
 
 # -- reviewed, read-only functions -------------------------------------------------------------
 
+# the window functions both dialects have
+_WINDOW = {
+    "row_number",
+    "rank",
+    "dense_rank",
+    "percent_rank",
+    "cume_dist",
+    "ntile",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "nth_value",
+}
+
 _COMMON = {
     # string
     "btrim",
@@ -397,17 +412,7 @@ _COMMON = {
     "percentile_disc",
     "mode",
     "any_value",
-    "row_number",
-    "rank",
-    "dense_rank",
-    "percent_rank",
-    "cume_dist",
-    "ntile",
-    "lag",
-    "lead",
-    "first_value",
-    "last_value",
-    "nth_value",
+    *_WINDOW,
     # arrays
     "array_length",
     "array_position",
@@ -710,17 +715,7 @@ _SQLITE_ONLY = {
     "percentile",
     "percentile_cont",
     "percentile_disc",
-    "row_number",
-    "rank",
-    "dense_rank",
-    "percent_rank",
-    "cume_dist",
-    "ntile",
-    "lag",
-    "lead",
-    "first_value",
-    "last_value",
-    "nth_value",
+    *_WINDOW,
     # math
     "acos",
     "acosh",

@@ -134,6 +134,23 @@ def build_server(db: Database, *, model: Any = None, max_rows: int = 50, max_nod
         until it runs); every candidate passes the guard first."""
         return _tool_call(lambda: ws.call("safeql_refine", SafeqlRefineInput(sql=sql)))
 
+    async def run_or_resume(
+        ctx: Context | None,
+        tool: str,
+        start: Callable[[Callable[[AgentEvent], None]], AgentRun],
+        thread_id: str | None,
+        answer: str | None,
+    ) -> CallToolResult:
+        """A new agent run (``start``), or, with an ``answer``, the paused run ``thread_id`` continued."""
+        from actsagent import agent
+
+        if answer is not None:
+            tid = _need(thread_id)
+            return await _agent_call(
+                ctx, tool, lambda ev: agent.resume(tid, answer, ws.db, model=ws.model, on_event=ev)
+            )
+        return await _agent_call(ctx, tool, start)
+
     @server.tool(annotations=READ_ONLY)
     async def repair_sql(
         intent: str = "",
@@ -147,24 +164,13 @@ def build_server(db: Database, *, model: Any = None, max_rows: int = 50, max_nod
         intent and SQL are then not needed)."""
         from actsagent import agent
 
-        if answer is not None:
-            return await _agent_call(
-                ctx, "repair_sql", lambda ev: agent.resume(_need(thread_id), answer, ws.db, model=ws.model, on_event=ev)
+        def start(ev: Callable[[AgentEvent], None]) -> AgentRun:
+            budget = _budget(max_nodes)
+            return agent.repair(
+                intent, sql, ws.db, model=ws.model, interactive=True, thread_id=thread_id, on_event=ev, budget=budget
             )
-        return await _agent_call(
-            ctx,
-            "repair_sql",
-            lambda ev: agent.repair(
-                intent,
-                sql,
-                ws.db,
-                model=ws.model,
-                interactive=True,
-                thread_id=thread_id,
-                on_event=ev,
-                budget=_budget(max_nodes),
-            ),
-        )
+
+        return await run_or_resume(ctx, "repair_sql", start, thread_id, answer)
 
     if model is not None:
 
@@ -176,23 +182,13 @@ def build_server(db: Database, *, model: Any = None, max_rows: int = 50, max_nod
             result asks a question: call again with its ``thread_id`` and ``answer``."""
             from actsagent import agent
 
-            if answer is not None:
-                return await _agent_call(
-                    ctx, "ask", lambda ev: agent.resume(_need(thread_id), answer, ws.db, model=ws.model, on_event=ev)
+            def start(ev: Callable[[AgentEvent], None]) -> AgentRun:
+                budget = _budget(max_nodes)
+                return agent.ask(
+                    question, ws.db, model=ws.model, interactive=True, thread_id=thread_id, on_event=ev, budget=budget
                 )
-            return await _agent_call(
-                ctx,
-                "ask",
-                lambda ev: agent.ask(
-                    question,
-                    ws.db,
-                    model=ws.model,
-                    interactive=True,
-                    thread_id=thread_id,
-                    on_event=ev,
-                    budget=_budget(max_nodes),
-                ),
-            )
+
+            return await run_or_resume(ctx, "ask", start, thread_id, answer)
 
     @server.resource(
         "actsagent://schema",

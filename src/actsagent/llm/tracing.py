@@ -84,6 +84,14 @@ def run_outputs(run: Any) -> dict:
     }
 
 
+def events_outputs(outputs: Any) -> dict:
+    """What a streamed run shows: its run's fields. LangSmith collects what the generator yielded and returned
+    (the run, last), possibly as ``{"output": [...]}``."""
+    items = outputs.get("output", outputs) if isinstance(outputs, dict) else outputs
+    last = items[-1] if isinstance(items, list) and items else items
+    return run_outputs(getattr(last, "run", last))
+
+
 def llm_inputs(args: dict) -> dict:
     schema = args.get("response_model")
     return {

@@ -15,7 +15,7 @@ import psycopg
 from psycopg import sql as pgsql
 from psycopg_pool import ConnectionPool
 
-from actsagent.db.admin import redact
+from actsagent.db.admin import first_line, redact
 from actsagent.errors import UserError
 from actsagent.web.store import DEFAULT_LEASE_S, ONE_RUNNING, ConversationStore, StoreTarget
 
@@ -41,10 +41,6 @@ _SCHEMA = [
 def setup_lock(conn: psycopg.Connection, schema: str) -> None:
     """Hold, until the transaction ends, the lock replicas take to create the tables of ``schema``."""
     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"actsagent setup {schema}"])
-
-
-def first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
 class _Conn:
