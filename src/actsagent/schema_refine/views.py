@@ -163,7 +163,11 @@ def refined_info(refinement: Refinement, base: SchemaInfo) -> SchemaInfo:
     tables = []
     for tm in refinement.tables:
         t = next(
-            (x for x in base.tables if x.name.lower() == tm.table.lower() and (x.schema_name or "public") == tm.base_schema),
+            (
+                x
+                for x in base.tables
+                if x.name.lower() == tm.table.lower() and (x.schema_name or "public") == tm.base_schema
+            ),
             None,
         )  # the base table itself, never a view of the same name in the refined schema
         if t is None:
