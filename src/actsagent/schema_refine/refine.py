@@ -73,7 +73,8 @@ def propose_from_kb(candidates: list[Candidate], kb: Any) -> list[Proposal]:
         if entry is None:
             continue
         name = _snake(entry.readable)
-        if name and name != (cand.column or cand.table).lower() and IDENT.match(name):
+        same = name.replace("_", "") == (cand.column or cand.table).lower().replace("_", "")  # A2 -> a_2: no news
+        if name and not same and IDENT.match(name):
             out.append(Proposal(table=cand.table, column=cand.column, names=[name], source="kb"))
     return out
 
