@@ -156,3 +156,25 @@ def company_refined(pg_db_factory):
     rdb = RefinedDatabase(db, ref)
     yield db, rdb
     rdb.close()
+
+
+def test_a_knowledge_base_over_the_views_survives_refining_again(company_refined):
+    """The knowledge base's pgvector extension never lands in the view schema (whose drop would cascade
+    to the knowledge base's vector columns), so a second refinement keeps the refined schema's KB."""
+    from test_schema_refine import WORKLOAD
+
+    from actsagent import kb
+    from actsagent import schema_refine as sr
+
+    base, rdb = company_refined
+    kb.build(rdb)
+    where = base.execute(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+    )
+    assert where.rows == [["public"]]
+    sr.refine(base, [sr.Proposal(table="dept", column="cntry", names=["country"], source="user")], WORKLOAD)
+    cols = base.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'actsagent_kb' "
+        "AND column_name = 'embedding'"
+    )
+    assert cols.rows == [[3]] and kb.load(rdb) is not None

@@ -57,11 +57,13 @@ def _writer(db: PostgresDatabase) -> PostgresDatabase:
 
 
 def schema_state(db: PostgresDatabase, schema: str) -> tuple[bool, str | None, list[str]]:
-    """(exists, marker comment, kinds of relations other than views in it)."""
+    """(exists, marker comment, relations other than views and extensions in it): dropping the schema
+    cascades, so an extension there would take every column of its types elsewhere with it."""
     res = db.execute(
         f"SELECT n.oid IS NOT NULL, obj_description(n.oid, 'pg_namespace'), "
         f"ARRAY(SELECT c.relname || ':' || c.relkind::text FROM pg_class c WHERE c.relnamespace = n.oid "
-        f"AND c.relkind <> 'v') FROM (SELECT 1) x LEFT JOIN pg_namespace n ON n.nspname = "
+        f"AND c.relkind <> 'v') || ARRAY(SELECT e.extname || ':extension' FROM pg_extension e "
+        f"WHERE e.extnamespace = n.oid) FROM (SELECT 1) x LEFT JOIN pg_namespace n ON n.nspname = "
         f"{exp.Literal.string(schema).sql('postgres')}"
     )
     if not res.ok:
