@@ -11,6 +11,14 @@ takes its schema context from the knowledge base's retrieval for its request and
 beside each degraded file as its glossary, stored apart under ``<out>/kb_dictionary`` keyed by the
 dictionary's content, so runs with and without it never share a knowledge base).
 
+``--refine`` (PostgreSQL, degraded set): before the questions run, each drawn database is refined once
+(EGRefine, no LLM: names from the knowledge base and from the database's glossary when there is one,
+``<db_id>.glossary.json``/``.toml`` in ``--glossary-dir`` or beside the degraded file) on a workload of
+that database's degraded questions *not* in the draw, with views in schema ``refined`` of a copy of its
+own; the questions are asked over the views, the SQL returned is translated back to the base tables and
+run there. The refinement and its safety figures are kept in ``<out>/refine/`` (reused while the
+workload is the same); run ``--refine --build-kb-only`` once before parallel runs.
+
 ``--sample N --seed S`` draws N questions at random from the benchmarks' pooled questions; the draw
 depends only on the seed, the benchmarks and ``--paired`` (draw from questions both the original and
 the degraded set hold), so every system run with the same three answers the same questions.
@@ -62,6 +70,7 @@ class AskConfig(BaseModel):
     idx: list[int] | None = None  # only these questions (their ``idx``)
     seed: int = 0
     paired: bool = False  # draw only from questions both the original and the degraded set hold
+    refine: bool = False  # ask over EGRefine's views (see the module's docstring)
 
     def benches(self) -> list[str]:
         return [b.strip() for b in self.bench.split(",") if b.strip()]
@@ -75,6 +84,8 @@ class AskConfig(BaseModel):
             "hints" if self.hints else "nohints",
             (f"kb{self.kb_budget}" + ("dict" if self.glossary else "")) if self.kb else "nokb",
         ]
+        if self.refine:
+            parts.append("refined")
         return "_".join(parts)
 
 
@@ -94,6 +105,8 @@ def check_config(cfg: AskConfig) -> None:
         raise UserError("--hints needs BIRD's original set (the degraded set has no hints, Spider none at all)")
     if cfg.glossary and not (cfg.kb and cfg.variant == "degraded"):
         raise UserError("--glossary needs --kb and --variant degraded (the data dictionary describes a degraded set)")
+    if cfg.refine and (cfg.engine != "postgres" or cfg.variant != "degraded"):
+        raise UserError("--refine needs --engine postgres and --variant degraded (views live in PostgreSQL)")
 
 
 def questions(cfg: AskConfig, root: Path, degraded_dir: Path):
@@ -127,6 +140,7 @@ class _Databases:
         self.cfg, self.files, self.open = cfg, files, {}
         self.kb_dir = kb_dir
         self.lock, self.kb_lock = threading.Lock(), threading.Lock()
+        self.refined: dict[tuple[str, str], Any] = {}  # (bench, db_id) -> the RefinedDatabase asked instead
 
     def path(self, bench: str, db_id: str) -> Path:
         from actsagent.benchmarks import db_path
@@ -148,8 +162,13 @@ class _Databases:
         from actsagent.db.postgres import PostgresDatabase
 
         digest = hashlib.sha1(str(self.path(bench, db_id).resolve()).encode()).hexdigest()[:6]
-        name = f"bench_{self.cfg.variant[:4]}_{db_id}_{digest}"[:63]
+        refined = "r" if self.cfg.refine else ""  # a copy of its own: its views stay out of the other runs' catalog
+        name = f"bench_{self.cfg.variant[:4]}{refined}_{db_id}_{digest}"[:63]
         return PostgresDatabase(pg_copy(self.path(bench, db_id), name))
+
+    def asked(self, bench: str, db_id: str):
+        """The database the questions are asked on: the refined views when refined, else the database."""
+        return self.refined.get((bench, db_id)) or self.get(bench, db_id)
 
     def knowledge_base(self, bench: str, db_id: str):
         """The retriever the prompts read: the database's own knowledge base, or with ``--glossary`` one built
@@ -158,8 +177,8 @@ class _Databases:
         from actsagent.degrade import dictionary_path
         from actsagent.errors import UserError
 
-        db = self.get(bench, db_id)
-        if not self.cfg.glossary:
+        db = self.asked(bench, db_id)
+        if not self.cfg.glossary or (bench, db_id) in self.refined:  # the views' own, built by the refinement
             return kb.retriever(db)
         src = dictionary_path(self.files, bench, db_id)
         if not src.is_file():
@@ -172,7 +191,7 @@ class _Databases:
             return kb.retriever(db, path=path)
 
     def close(self) -> None:
-        for db in self.open.values():
+        for db in [*self.open.values(), *self.refined.values()]:
             db.close()
 
 
@@ -188,7 +207,8 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
     if not ok:
         rec.update(outcome="gold_error", error=str(gold)[:300])
         return rec
-    db = dbs.get(q.bench, q.db_id)
+    base = dbs.get(q.bench, q.db_id)
+    db = dbs.asked(q.bench, q.db_id)
     question = f"{q.question}\nHint: {q.evidence}" if cfg.hints and q.evidence else q.question
     t0 = time.perf_counter()
     retriever = dbs.knowledge_base(q.bench, q.db_id) if cfg.kb else None
@@ -224,7 +244,13 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
     if not run.final_sql:
         rec.update(outcome="no_sql", match=False)
         return rec
-    res = run_guarded(db, run.final_sql, Policy.strict(max_rows=100_000))
+    if cfg.refine:  # SQL over the views runs on the base tables, translated
+        from actsagent.schema_refine.bench import translate
+
+        target, sql = translate(rec, run.final_sql, db, base)
+    else:
+        target, sql = base, run.final_sql
+    res = run_guarded(target, sql, Policy.strict(max_rows=100_000))
     if not res.ok:
         rec.update(outcome="exec_error", match=False, error=res.message[:300])
         return rec
@@ -242,10 +268,13 @@ def run_bench(
     degraded_dir: Path | None = None,
     workers: int = 1,
     kb_only: bool = False,
+    glossary_dir: Path | None = None,
+    refine_log: list[dict] | None = None,
     log=lambda m: None,
 ) -> tuple[list[dict], Path]:
     """Run (or resume) one configuration; returns every record of the log and its path. ``kb_only``:
-    only build the knowledge bases the drawn questions need (so parallel runs never build one twice)."""
+    only build the knowledge bases (and with ``--refine`` the refinements) the drawn questions need, so
+    parallel runs never build one twice. ``refine_log`` receives each drawn database's refinement record."""
     from actsagent.benchmarks import data_root
     from actsagent.errors import UserError
     from actsagent.reporting import ResultLog, run_in_pool
@@ -262,6 +291,14 @@ def run_bench(
     log(f"{cfg.tag()}: {len(qs) - len(todo)} done, {len(todo)} to run")
     dbs = _Databases(cfg, files, out / "kb_dictionary")
     try:
+        if cfg.refine:  # one refinement per drawn database, before anything is asked over its views
+            from actsagent.schema_refine import bench as refine_step
+
+            runs = refine_step.refine_drawn(
+                qs, dbs, degraded_dir, out, glossary_dir=glossary_dir, dictionary=cfg.glossary, log=log
+            )
+            if refine_log is not None:
+                refine_log.extend(runs)
         if cfg.kb or kb_only:  # build missing knowledge bases one at a time, before the questions run in parallel
             for bench, db_id in sorted({(q.bench, q.db_id) for q in todo}):
                 dbs.knowledge_base(bench, db_id)
@@ -277,7 +314,7 @@ def run_bench(
     return [r for r in rlog.records() if r["key"] in wanted], rlog.path
 
 
-def summarise(cfg: AskConfig, records: list[dict]):
+def summarise(cfg: AskConfig, records: list[dict], refinements: list[dict] | None = None):
     from actsagent.reporting import Report, ReportTable
 
     rep = Report(name="Ask benchmark", config=cfg.model_dump())
@@ -316,6 +353,10 @@ def summarise(cfg: AskConfig, records: list[dict]):
     for r in scored:
         outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
     rep.tables.append(ReportTable(title="Outcomes", columns=["outcome", "questions"], rows=sorted(outcomes.items())))
+    if cfg.refine:
+        from actsagent.schema_refine import bench as refine_step
+
+        refine_step.add_to_report(rep, records, refinements or [])
     if cfg.kb:
         rep.notes.append(
             f"with the knowledge base: every prompt showed the knowledge base's retrieval for its request and SQL "
@@ -420,6 +461,10 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the degraded set (evals/make_degraded.py --out) [evals/out/degraded]",
     )
+    ap.add_argument("--refine", action="store_true", help="ask over EGRefine's verified views (postgres, degraded)")
+    ap.add_argument(
+        "--glossary-dir", type=Path, default=None, help="<db_id>.glossary.json|toml files for --refine's names"
+    )
     ap.add_argument("--compare", type=Path, nargs="+", help="result logs to tabulate together (no run)")
     ap.add_argument(
         "--build-kb-only", action="store_true", help="build the drawn questions' knowledge bases, then stop"
@@ -446,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.model
             else get_chat_model()
         )
+        refinements: list[dict] = []
         records, path = run_bench(
             cfg,
             model=model,
@@ -453,14 +499,22 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.workers,
             kb_only=args.build_kb_only,
             degraded_dir=args.degraded,
+            glossary_dir=args.glossary_dir,
+            refine_log=refinements,
             log=lambda m: print(m, file=sys.stderr),
         )
         if args.build_kb_only:
+            if cfg.refine:  # the refine-only step: its safety report, no questions asked
+                from actsagent.schema_refine import bench as refine_step
+
+                rep = refine_step.report(cfg, refinements)
+                rep.write(args.out, f"bench_ask_refine_{cfg.tag()}")
+                print(rep.to_markdown())
             return 0
     except (ActsagentError, ValueError) as e:
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
-    rep = summarise(cfg, records)
+    rep = summarise(cfg, records, refinements)
     jp, mp = rep.write(args.out, f"bench_ask_{cfg.tag()}")
     print(rep.to_markdown())
     print(f"wrote {jp}, {mp} and {path}", file=sys.stderr)

@@ -184,7 +184,7 @@ class FileStore(KbStore):
 
 
 _PG_DDL = [
-    "CREATE EXTENSION IF NOT EXISTS vector",
+    "CREATE EXTENSION IF NOT EXISTS vector SCHEMA public",  # never the first schema of a session's path (views')
     f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
     f"CREATE TABLE IF NOT EXISTS {SCHEMA}.kb_doc (id int PRIMARY KEY CHECK (id = 1), doc jsonb NOT NULL, "
     f"fingerprint text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())",

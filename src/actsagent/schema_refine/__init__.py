@@ -9,7 +9,15 @@ only when a workload of verified (question, SQL) pairs shows no loss; base table
 """
 
 from actsagent.schema_refine.models import Candidate, Decision, Proposal, Refinement, TableMap, WorkloadItem
-from actsagent.schema_refine.refine import TRIAL_SCHEMA, propose_from_kb, propose_with_llm, refine, screen
+from actsagent.schema_refine.refine import (
+    TRIAL_SCHEMA,
+    merge_proposals,
+    propose_from_glossary,
+    propose_from_kb,
+    propose_with_llm,
+    refine,
+    screen,
+)
 from actsagent.schema_refine.views import (
     RefinedDatabase,
     create_views,
@@ -31,6 +39,8 @@ __all__ = [
     "create_views",
     "drop_views",
     "load_refinement",
+    "merge_proposals",
+    "propose_from_glossary",
     "propose_from_kb",
     "propose_with_llm",
     "refine",

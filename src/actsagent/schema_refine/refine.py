@@ -19,6 +19,7 @@ model's accuracy on those questions must not drop under the new name.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +27,7 @@ from actsagent.benchmarks import same_result
 from actsagent.db.base import Database
 from actsagent.db.postgres import PostgresDatabase
 from actsagent.errors import UserError
-from actsagent.naming import obscurity, words
+from actsagent.naming import obscurity, parts, words
 from actsagent.schema.model import SchemaInfo
 from actsagent.schema_refine.models import IDENT, Candidate, Decision, Proposal, Refinement, TableMap, WorkloadItem
 from actsagent.schema_refine.views import create_views, drop_views, require_postgres, with_search_path
@@ -72,9 +73,57 @@ def propose_from_kb(candidates: list[Candidate], kb: Any) -> list[Proposal]:
         if entry is None:
             continue
         name = _snake(entry.readable)
-        if name and name != (cand.column or cand.table).lower() and IDENT.match(name):
+        same = name.replace("_", "") == (cand.column or cand.table).lower().replace("_", "")  # A2 -> a_2: no news
+        if name and not same and IDENT.match(name):
             out.append(Proposal(table=cand.table, column=cand.column, names=[name], source="kb"))
     return out
+
+
+def _lead_name(description: str) -> str | None:
+    """A name from a description's leading phrase ("County name: the county ..." -> ``county_name``), when
+    it is short enough to be a name (at most four words)."""
+    lead = re.split(r"[:;,(.\n]| - ", description, maxsplit=1)[0]
+    ws = [w for w in re.findall(r"[A-Za-z0-9]+", lead.lower()) if w not in _ARTICLES]
+    name = "_".join(ws)
+    return name if 0 < len(ws) <= 4 and IDENT.match(name) else None
+
+
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def propose_from_glossary(candidates: list[Candidate], glossary: Any) -> list[Proposal]:
+    """Names from a user's glossary (``kb.Glossary``): the leading phrase of the table's or column's
+    description, and the name with its parts replaced by the glossary's terms (``cnt_k12`` with
+    ``k12`` -> "kindergarten through grade 12" only when the term reads as a name of a few words)."""
+    tables = {k.lower(): v for k, v in glossary.tables.items()}
+    columns = {k.lower(): v for k, v in glossary.columns.items()}
+    terms = {k.lower(): v for k, v in glossary.terms.items()}
+    out = []
+    for cand in candidates:
+        old = cand.column or cand.table
+        desc = tables.get(cand.table.lower()) if cand.column is None else columns.get(f"{cand.table}.{old}".lower())
+        names = [n for n in [_lead_name(desc or "")] if n]
+        ps = parts(old)
+        expanded = [_lead_name(terms[p]) if p in terms else p for p in ps]
+        if any(p in terms for p in ps) and all(expanded):
+            names.append("_".join(expanded))  # type: ignore[arg-type]
+        names = [n for n in names if n != old.lower()]
+        if names:
+            out.append(Proposal(table=cand.table, column=cand.column, names=names, source="user"))
+    return out
+
+
+def merge_proposals(*groups: list[Proposal]) -> list[Proposal]:
+    """One proposal per identifier, its names in the order of ``groups`` (the first group's first)."""
+    merged: dict[tuple[str, str | None], Proposal] = {}
+    for group in groups:
+        for p in group:
+            key = (p.table.lower(), (p.column or "").lower() or None)
+            if key in merged:
+                merged[key].names = list(dict.fromkeys(merged[key].names + p.names))
+            else:
+                merged[key] = p.model_copy(deep=True)
+    return list(merged.values())
 
 
 def propose_with_llm(candidates: list[Candidate], kb: Any, model: Any, *, k: int = 3) -> list[Proposal]:
@@ -143,6 +192,19 @@ class _Workload:
                 self.skipped.append(f"{w.sql[:60]}: fails on the base tables ({res.message})")
                 continue
             self.items.append((w, refs, res.rows))
+
+    def drop_view_incompatible(self, trial: PostgresDatabase) -> None:
+        """Set aside the queries that fail or differ over views with no rename at all (PostgreSQL infers no
+        functional dependency from a view's key, so ``GROUP BY`` the key then selecting other columns
+        fails): no rename can be blamed for them, and left in they would hide a rename's failure."""
+        keep = []
+        for i, (w, refs, rows) in enumerate(self.items):
+            ok, why, _ = self.check(trial, [i], {}, {})
+            if ok:
+                keep.append((w, refs, rows))
+            else:
+                self.skipped.append(f"{w.sql[:60]}: fails over views even without renames ({why.split(': ', 1)[-1]})")
+        self.items = keep
 
     def touching(self, table: str, column: str | None) -> list[int]:
         t = table.lower()
@@ -246,6 +308,9 @@ def refine(
     kept: dict[tuple[str, str | None], str] = {}
     decisions: list[Decision] = []
     try:
+        create_views(pg, _refinement(pg, info, {}, TRIAL_SCHEMA), info, schema=TRIAL_SCHEMA, comment=False)
+        trial.discard_broken_connections()
+        wl.drop_view_incompatible(trial)
         for p in proposals:
             old = p.column or p.table
             if info.table(p.table) is None or (p.column and info.table(p.table).column(p.column) is None):  # type: ignore[union-attr]
@@ -305,8 +370,9 @@ def _global_check(
     decisions: list[Decision],
 ) -> dict:
     """All kept renames (and their propagated foreign keys) together: drop those a failing query touches."""
+    propagate = True
     while True:
-        full = _propagate_keys(info, kept)
+        full = _propagate_keys(info, kept) if propagate else dict(kept)
         create_views(pg, _refinement(pg, info, full, TRIAL_SCHEMA), info, schema=TRIAL_SCHEMA, comment=False)
         trial.discard_broken_connections()
         tables, columns = _maps(info, full)
@@ -323,8 +389,13 @@ def _global_check(
             if (k[1] is None and k[0].lower() in refs.tables)
             or (k[1] is not None and (k[0].lower(), k[1].lower()) in refs.columns)
         ]
-        if not culprits:  # a propagated key broke it: stop propagating by keeping nothing new
+        if not culprits and propagate:  # a propagated key broke it: verify again without propagating
+            propagate = False
+            continue
+        if not culprits and not kept:  # nothing renamed: the views are the tables as they are
             return kept
+        if not culprits:  # only renames together break it, none named by the query: keep none (never unverified)
+            culprits = list(kept)
         for k in culprits:
             kept.pop(k)
             for d in decisions:

@@ -18,7 +18,7 @@ from actsagent.db.admin import url_for
 from actsagent.db.base import Database
 from actsagent.db.postgres import PostgresDatabase
 from actsagent.errors import UserError
-from actsagent.schema.model import ColumnInfo, SchemaInfo, TableInfo
+from actsagent.schema.model import ForeignKey, SchemaInfo, TableInfo
 from actsagent.schema_refine.models import Refinement, TableMap
 from actsagent.sqlnames import rename
 
@@ -57,11 +57,13 @@ def _writer(db: PostgresDatabase) -> PostgresDatabase:
 
 
 def schema_state(db: PostgresDatabase, schema: str) -> tuple[bool, str | None, list[str]]:
-    """(exists, marker comment, kinds of relations other than views in it)."""
+    """(exists, marker comment, relations other than views and extensions in it): dropping the schema
+    cascades, so an extension there would take every column of its types elsewhere with it."""
     res = db.execute(
         f"SELECT n.oid IS NOT NULL, obj_description(n.oid, 'pg_namespace'), "
         f"ARRAY(SELECT c.relname || ':' || c.relkind::text FROM pg_class c WHERE c.relnamespace = n.oid "
-        f"AND c.relkind <> 'v') FROM (SELECT 1) x LEFT JOIN pg_namespace n ON n.nspname = "
+        f"AND c.relkind <> 'v') || ARRAY(SELECT e.extname || ':extension' FROM pg_extension e "
+        f"WHERE e.extnamespace = n.oid) FROM (SELECT 1) x LEFT JOIN pg_namespace n ON n.nspname = "
         f"{exp.Literal.string(schema).sql('postgres')}"
     )
     if not res.ok:
@@ -140,22 +142,60 @@ class RefinedDatabase(PostgresDatabase):
         self.refinement = refinement
 
     def schema(self, *, refresh: bool = False) -> SchemaInfo:
-        info = super().schema(refresh=refresh)
-        views = [t for t in info.tables if t.schema_name == self.refinement.schema_name]
-        return info.model_copy(update={"tables": [t.model_copy(update={"schema_name": "public"}) for t in views]})
+        return refined_info(self.refinement, super().schema(refresh=refresh))
 
 
 def refined_info(refinement: Refinement, base: SchemaInfo) -> SchemaInfo:
-    """The catalog the views present (names only), built without touching the database."""
+    """The catalog the views present, built from the base tables' without touching the database: the
+    names renamed, and keys, row counts, comments and sample values carried over (a view has none of
+    its own, so a prompt over the views shows the same relationships the base tables have)."""
+    views = refinement.table_map()
+    cols = refinement.column_map()
+
+    def col_name(table: str, column: str) -> str:
+        return cols.get((table.lower(), column.lower()), column)
+
+    def ref(target: str | None) -> str | None:
+        if not target or "." not in target:
+            return target
+        table, column = target.rsplit(".", 1)
+        table = table.split(".")[-1]
+        return f"{views.get(table.lower(), table)}.{col_name(table, column)}"
+
     tables = []
     for tm in refinement.tables:
-        t = base.table(tm.table)
+        t = next(
+            (
+                x
+                for x in base.tables
+                if x.name.lower() == tm.table.lower() and (x.schema_name or "public") == tm.base_schema
+            ),
+            None,
+        )  # the base table itself, never a view of the same name in the refined schema
         if t is None:
             continue
         tables.append(
-            TableInfo(name=tm.view, columns=[ColumnInfo(name=tm.column_name(c.name), type=c.type) for c in t.columns])
+            t.model_copy(
+                update={
+                    "name": tm.view,
+                    "schema_name": None,
+                    "columns": [
+                        c.model_copy(update={"name": tm.column_name(c.name), "references": ref(c.references)})
+                        for c in t.columns
+                    ],
+                    "primary_key": [tm.column_name(c) for c in t.primary_key],
+                    "foreign_keys": [
+                        ForeignKey(
+                            columns=[tm.column_name(c) for c in fk.columns],
+                            ref_table=views.get(fk.ref_table.split(".")[-1].lower(), fk.ref_table.split(".")[-1]),
+                            ref_columns=[col_name(fk.ref_table.split(".")[-1], c) for c in fk.ref_columns],
+                        )
+                        for fk in t.foreign_keys
+                    ],
+                }
+            )
         )
-    return SchemaInfo(dialect=base.dialect, database=base.database, tables=tables)
+    return SchemaInfo(dialect=base.dialect, database=base.database, tables=tables, reserved_words=base.reserved_words)
 
 
 def to_base(sql: str, refinement: Refinement, base: SchemaInfo) -> str:
