@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_scripts import scores, user_text
+from agent_scripts import judged_sql, scores, user_text
 
 from actsagent.agent import ask, repair
 from actsagent.db.sandbox import sandbox
@@ -62,6 +62,54 @@ def test_ask_drafts_then_debugs(pg_db):
     assert run.original_checks.result("c1").status == "failed"  # the draft does not run
     # draft, checks, plan, generate, judge, then the direct rewrite that agrees with the candidate, judged too
     assert run.usage.llm_calls == 7 and run.verdict.confirmed
+
+
+def _ask_script(draft: str, judge_of):
+    """ask's scripted model: ``draft`` first, then the judge's reply for the SQL it judges; the planner and a
+    second generation answer too, so a test sees whether they were asked at all."""
+
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "GeneratedSQL" and "Question:" in user_text(messages):
+            return {"sql": draft}
+        if name == "PlannerReply":
+            return {"cursor": "g", "plan": {"id": "g", "tool": "generate_sql"}}
+        if name == "GeneratedSQL":
+            return {"sql": "SELECT COUNT(DISTINCT name) FROM customers"}
+        if name == "CheckPlan":
+            return {"checks": []}
+        return judge_of(judged_sql(messages))
+
+    return script
+
+
+def test_ask_accepts_a_first_draft_the_judge_approves_without_revising_it(pg_db):
+    model = ScriptedChatModel(_ask_script("SELECT COUNT(*) FROM customers", lambda sql: scores(9)))
+    run = ask("How many customers are there?", pg_db, model=model)
+    assert run.status == "solved" and run.final_sql == "SELECT COUNT(*) FROM customers" and run.result.rows == [[3]]
+    assert [(n.tool, n.status) for n in run.tree.executed()] == [("generate_sql", "accepted")]
+    names = [c.response_model for c in model.calls]
+    assert "PlannerReply" not in names and names.count("GeneratedSQL") == 1  # draft, checks, judge: nothing else
+
+
+def test_ask_revises_a_first_draft_the_judge_does_not_approve(pg_db):
+    def judge_of(sql: str) -> dict:
+        return scores(3) if "COUNT(*)" in sql else scores(9)
+
+    model = ScriptedChatModel(_ask_script("SELECT COUNT(*) FROM customers", judge_of))
+    run = ask("How many distinct customer names are there?", pg_db, model=model)
+    assert run.final_sql == "SELECT COUNT(DISTINCT name) FROM customers"
+    first, *rest = run.tree.executed()
+    assert first.status == "refuted" and rest and rest[-1].tool == "generate_sql"
+    assert run.status == "solved" and run.verdict.passed
+    names = [c.response_model for c in model.calls]
+    assert names.index("PlannerReply") > names.index("JudgeScores")  # the planner is asked only after the refutation
+
+
+def test_an_interactive_ask_plans_before_judging_its_draft(pg_db):
+    model = ScriptedChatModel(_ask_script("SELECT COUNT(*) FROM customers", lambda sql: scores(9)))
+    ask("How many customers are there?", pg_db, model=model, interactive=True)
+    assert model.calls and any(c.response_model == "PlannerReply" for c in model.calls)
 
 
 def test_sandbox_repair_of_a_statement_list(pg_db):

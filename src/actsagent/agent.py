@@ -81,6 +81,7 @@ def repair_events(
     schema_source: SchemaSource | str = SchemaSource.AUTO,
     kb_budget: int | None = None,
     knowledge_base: Any = None,
+    first_draft: bool = False,
 ) -> Generator[AgentEvent, None, AgentRun]:
     """Correct ``sql`` so it does what ``intent`` asks; yields the run's events as its nodes run (the last is
     ``final``, ``on_event`` sees each first) and returns the typed run with its plan tree (``repair``: only that).
@@ -93,6 +94,8 @@ def repair_events(
     takes the database's knowledge base when the schema is too large to show whole, ``kb`` always;
     ``kb_budget`` caps its context in characters (default ``kb.DEFAULT_BUDGET``); ``knowledge_base`` (a
     ``kb.Retriever``, e.g. one built with a data dictionary at its own path) replaces the database's own.
+    ``first_draft``: ``sql`` is a first draft written for the intent (``ask``), not SQL reported faulty: the
+    judge sees it as written first, and the tree revises it only when the judge does not approve it.
     """
     if not intent or not intent.strip():
         raise UserError("the intent (issue text or question) is empty")
@@ -101,7 +104,9 @@ def repair_events(
         db, model, policy, budget, interactive, verify_copies, schema_source, kb_budget, knowledge_base
     )
     try:
-        run = yield from _tapped(_repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer), on_event)
+        run = yield from _tapped(
+            _repair(rt, notes, intent, sql, db, mode, thread_id, checkpointer, first_draft), on_event
+        )
     finally:
         rt.ctx.close_scenarios()
     return (yield from _finished(run, on_event))
@@ -116,6 +121,7 @@ def _repair(
     mode: Mode,
     thread_id: str | None,
     checkpointer: Any,
+    first_draft: bool = False,
 ) -> Generator[AgentEvent, None, AgentRun]:
     sql = _normalise_sql(sql, db.dialect if not rt.ctx.active_policy().read_only else None)
     tid = thread_id or uuid.uuid4().hex
@@ -126,7 +132,7 @@ def _repair(
             if rt.model is None and mode in ("regenerate", "single_shot"):
                 notes.append(f"mode {mode!r} needs an LLM: ran the tree's LLM-free fallback instead")
             tree_mode: Mode = mode if mode == "linear" else "tree"
-            state, paused = yield from _run_tree(rt, intent, sql, tree_mode, tid, checkpointer)
+            state, paused = yield from _run_tree(rt, intent, sql, tree_mode, tid, checkpointer, first_draft)
         elif mode == "regenerate":
             state, paused = (yield from call_events(lambda: run_regenerate(rt, intent, sql))), None
         else:
@@ -202,6 +208,7 @@ def ask_events(
         schema_source=rt.ctx.schema_source,
         kb_budget=kb_budget,
         knowledge_base=knowledge_base,
+        first_draft=True,
     )
     run = yield from _tapped(inner, on_event, final=False)  # final: below, with the draft's usage and note
     run.usage.add(draft_usage)
@@ -411,7 +418,7 @@ def _runtime(
 
 
 def _run_tree(
-    rt: Runtime, intent: str, sql: Any, mode: Mode, tid: str, checkpointer: Any
+    rt: Runtime, intent: str, sql: Any, mode: Mode, tid: str, checkpointer: Any, first_draft: bool = False
 ) -> Generator[AgentEvent, None, tuple[TreeState, Clarification | None]]:
     graph = build_tree_graph(rt, checkpointer or get_checkpointer())
     config = {"configurable": {"thread_id": tid}, "recursion_limit": 4 * rt.budget.max_nodes + 20}
@@ -424,7 +431,7 @@ def _run_tree(
     elif snap.values and TreeState(**snap.values).final is not None:
         yield agent_event("note", f"run {tid} already finished; returning its result")
     else:
-        yield from graph_events(graph, initial_state(intent, sql, mode), config)
+        yield from graph_events(graph, initial_state(intent, sql, mode, first_draft=first_draft), config)
     return _final_or_paused(graph, config)
 
 

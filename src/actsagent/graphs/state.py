@@ -84,6 +84,7 @@ class TreeState(BaseModel):
     mode: Mode = "tree"
     intent: str = ""
     original_sql: str | list[str] | None = None
+    first_draft: bool = False  # original_sql is ask's own first draft, not SQL reported faulty: judged before revised
     original_result: str = ""
     tree: PlanTree = Field(default_factory=PlanTree)
     best: Best | None = None
@@ -105,5 +106,7 @@ class TreeState(BaseModel):
         return {k: getattr(self, k) for k in type(self).model_fields}
 
 
-def initial_state(intent: str, sql: str | list[str] | None, mode: Mode = "tree") -> TreeState:
-    return TreeState(mode=mode, intent=intent, original_sql=sql)
+def initial_state(
+    intent: str, sql: str | list[str] | None, mode: Mode = "tree", *, first_draft: bool = False
+) -> TreeState:
+    return TreeState(mode=mode, intent=intent, original_sql=sql, first_draft=first_draft and bool(sql))

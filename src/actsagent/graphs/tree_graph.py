@@ -129,8 +129,27 @@ def _plan(rt: Runtime, state: TreeState) -> str:
     reply = None
     if rt.model is not None:
         _write_checks(rt, state)
+    # a first draft that runs with rows is judged as written before anything revises it: a tree that edits
+    # a right draft can only make it wrong (measured on ask); the planner takes over when the judge does not
+    # approve it. An interactive run plans first instead, so an ambiguous question can be put to the person.
+    judge_draft = (
+        rt.model is not None and state.first_draft and not rt.interactive and first_error is None and not first_empty
+    )
+    if judge_draft:
+        tree.add_spec(
+            NodeSpec(
+                description="judge the first draft as written",
+                tool="generate_sql",
+                input={"use_llm": False, "sql": sql},
+            ),
+            None,
+        )
+        tree.cursor = tree.root
+    elif rt.model is not None:
         reply = _ask_planner(rt, state, tree, "initial")
-    if reply is not None and reply.plan is not None:
+    if judge_draft:
+        state.notes.append("the first draft runs with rows: the judge sees it as written before any revision")
+    elif reply is not None and reply.plan is not None:
         idmap: dict[str, str] = {}
         tree.add_spec(reply.plan, None, linear=state.mode == "linear", idmap=idmap)
         cursor = idmap.get(reply.cursor or "", tree.root)
@@ -408,6 +427,8 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
         cands.put(r)
     verified = cands.verified()
     accepted = winner or (max(verified, key=CandidateRecord.rank).node if verified else None)
+    if accepted is None and state.first_draft and node.id == tree.root and rec.verdict.passed:
+        accepted = node.id  # the judge found the first draft right: nothing to revise
     for r in [rec, *changed]:
         _mark(rt, state, tree, r, chosen=r.node == accepted)
     if accepted is not None:

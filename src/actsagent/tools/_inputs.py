@@ -70,4 +70,5 @@ def fill_generate_sql(given: dict[str, Any], ctx: PathContext) -> dict[str, Any]
         "draft_sql": draft,
         "feedback": ctx.feedback,
         "strategy": given.get("strategy") or "minimal_edit",
+        "use_llm": given.get("use_llm") is not False,  # False: the draft is the candidate, as written
     }
