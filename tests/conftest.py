@@ -17,10 +17,26 @@ from pathlib import Path
 import pytest
 
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... under pytest-xdist, else ""
+
+
+def _scratch_dir() -> str | None:
+    """Where a session's own home goes: memory (``/dev/shm``) when it has room, else the temp folder. The tests
+    create and drop hundreds of databases; on a disk each file written and unlinked costs far more, and
+    durability is not under test (see ``_NO_FLUSH``)."""
+    import shutil
+
+    shm = Path("/dev/shm")
+    try:
+        roomy = shm.is_dir() and os.access(shm, os.W_OK) and shutil.disk_usage(shm).free >= 2 * 1024**3
+    except OSError:
+        roomy = False
+    return str(shm) if roomy else None
+
+
 _HOME = (
     Path(os.environ["ACTSAGENT_TEST_HOME"]) / _WORKER
     if os.environ.get("ACTSAGENT_TEST_HOME")
-    else Path(tempfile.mkdtemp(prefix=f"actsagent-test-{_WORKER}"))
+    else Path(tempfile.mkdtemp(prefix=f"actsagent-test-{_WORKER}", dir=_scratch_dir()))
 )
 os.environ["ACTSAGENT_HOME"] = str(_HOME)
 # No test may reach a real model by accident: drop credentials, point any client at a dead port.
