@@ -84,6 +84,40 @@ def _build_cli_once() -> None:
 _build_cli_once()
 
 
+# Files whose tests take seconds each (subprocesses, a Ray cluster, whole corpora), longest first. They run
+# first, so that under pytest-xdist the workers share them and none is left running a long test alone at the end.
+_LONG_FILES = (
+    "test_batch_engine_ray.py",  # on one worker (pytest_xdist_make_scheduler): its Ray cluster starts once
+    "test_web_replicas.py",
+    "test_cli_hostile.py",
+    "test_mcp_server.py",
+    "test_web_hostile_corpus.py",
+    "test_birdcritic_runner.py",
+    "test_web_browser.py",
+    "test_relay_flash_replay.py",
+    "test_roles.py",
+    "test_batch_engine.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(_LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist, tests go out one at a time in the order above, except that those of the Ray file go to
+    one worker together (xdist's own ``loadgroup`` cannot tag them under pytest 9)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith("/test_batch_engine_ray.py") else nodeid
+
+    return Scheduler(config, log)
+
+
 def pytest_sessionfinish(session, exitstatus) -> None:
     """The embedded server outlives its process by design; a test session's own one must not."""
     if not os.environ.get("ACTSAGENT_TEST_HOME"):
