@@ -70,12 +70,15 @@ class PostgresDatabase(Database):
         )
         try:
             self._pool.open(wait=False)
-            with self._pool.connection(timeout=wait) as conn:
+            conn = self._getconn(wait, first=True)
+            try:
                 conn.execute("SELECT 1")
                 self.server_version = conn.info.server_version
                 self.user = conn.info.user
                 self.superuser = conn.info.parameter_status("is_superuser") == "on"
                 conn.rollback()
+            finally:
+                self._pool.putconn(conn)
         except (psycopg.OperationalError, PoolTimeout) as e:
             self._pool.close()
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {redact(url)}: {first_line(e)}") from e
@@ -212,19 +215,19 @@ class PostgresDatabase(Database):
         finally:
             self._pool.putconn(conn)
 
-    def _getconn(self, timeout: float) -> psycopg.Connection[Any]:
+    def _getconn(self, timeout: float, *, first: bool = False) -> psycopg.Connection[Any]:
         """A pooled connection within ``timeout``. When the pool has to open one and the server answers that the
-        database or the role does not exist (dropped under us), that is the answer at once: the pool would
-        only retry until the whole wait is over."""
+        database or the role does not exist (dropped under us), or, for the ``first`` connection, refuses it in
+        any way, that is the answer at once: the pool would only retry until the whole wait is over."""
         start = time.monotonic()
         while True:
             left = timeout - (time.monotonic() - start)
             try:
                 return self._pool.getconn(timeout=max(0.0, min(_REFUSAL_CHECK_S, left)))
             except PoolTimeout:
-                gone = [str(e) for at, e in self._refusals if at >= start and _GONE.search(str(e))]
-                if gone:
-                    raise psycopg.OperationalError(gone[-1]) from None
+                refused = [str(e) for at, e in self._refusals if at >= start and (first or _GONE.search(str(e)))]
+                if refused:
+                    raise psycopg.OperationalError(refused[-1]) from None
                 if left <= _REFUSAL_CHECK_S:
                     raise
 
