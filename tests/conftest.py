@@ -17,10 +17,26 @@ from pathlib import Path
 import pytest
 
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... under pytest-xdist, else ""
+
+
+def _scratch_dir() -> str | None:
+    """Where a session's own home goes: memory (``/dev/shm``) when it has room, else the temp folder. The tests
+    create and drop hundreds of databases; on a disk each file written and unlinked costs far more, and
+    durability is not under test (see ``_NO_FLUSH``)."""
+    import shutil
+
+    shm = Path("/dev/shm")
+    try:
+        roomy = shm.is_dir() and os.access(shm, os.W_OK) and shutil.disk_usage(shm).free >= 2 * 1024**3
+    except OSError:
+        roomy = False
+    return str(shm) if roomy else None
+
+
 _HOME = (
     Path(os.environ["ACTSAGENT_TEST_HOME"]) / _WORKER
     if os.environ.get("ACTSAGENT_TEST_HOME")
-    else Path(tempfile.mkdtemp(prefix=f"actsagent-test-{_WORKER}"))
+    else Path(tempfile.mkdtemp(prefix=f"actsagent-test-{_WORKER}", dir=_scratch_dir()))
 )
 os.environ["ACTSAGENT_HOME"] = str(_HOME)
 # No test may reach a real model by accident: drop credentials, point any client at a dead port.
@@ -66,6 +82,40 @@ def _build_cli_once() -> None:
 
 
 _build_cli_once()
+
+
+# Files whose tests take seconds each (subprocesses, a Ray cluster, whole corpora), longest first. They run
+# first, so that under pytest-xdist the workers share them and none is left running a long test alone at the end.
+_LONG_FILES = (
+    "test_batch_engine_ray.py",  # on one worker (pytest_xdist_make_scheduler): its Ray cluster starts once
+    "test_web_replicas.py",
+    "test_cli_hostile.py",
+    "test_mcp_server.py",
+    "test_web_hostile_corpus.py",
+    "test_birdcritic_runner.py",
+    "test_web_browser.py",
+    "test_relay_flash_replay.py",
+    "test_roles.py",
+    "test_batch_engine.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(_LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist, tests go out one at a time in the order above, except that those of the Ray file go to
+    one worker together (xdist's own ``loadgroup`` cannot tag them under pytest 9)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith("/test_batch_engine_ray.py") else nodeid
+
+    return Scheduler(config, log)
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

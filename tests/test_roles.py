@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -25,8 +27,26 @@ def role_name(pg_db, pg_admin_url):
             conn.execute(f'DROP ROLE "{name}"')
 
 
+# The hostile corpus goes through four statements at a time: those that sleep wait out their statement
+# timeout side by side (each still alone in its own session).
+_AT_ONCE = 4
+
+
 def _as_role(url: str) -> psycopg.Connection:
     return psycopg.connect(url, autocommit=True)
+
+
+def _login_within_the_limit(url: str) -> psycopg.Connection:
+    """A session of the role while the server may still count closed ones (a backend exits a moment after its
+    client leaves): a login refused for the role's connection limit is tried again, for up to ten seconds."""
+    for _ in range(200):
+        try:
+            return _as_role(url)
+        except psycopg.OperationalError as e:  # a refused login carries no SQLSTATE, only the server's words
+            if "too many connections for role" not in str(e):
+                raise
+            time.sleep(0.05)
+    return _as_role(url)
 
 
 def test_role_reads_and_cannot_write_even_without_the_guard(pg_db, role_name):
@@ -185,26 +205,33 @@ def test_hostile_corpus_sent_straight_through_the_role_changes_nothing(pg_db, ro
     """Defence in depth: every statement of the guard's hostile corpus, with the guard bypassed."""
     from hostile_corpus import load_corpus
 
-    info = provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2)
+    # room for the sessions running at once (a refused login would fail the test, not pass a statement)
+    limit = 2 * _AT_ONCE
+    info = provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2, connection_limit=limit)
     before = _snapshot(pg_db.url, role_name)
     secrets = _server_secrets(pg_db.url)
-    succeeded, outputs = [], []
-    for _, dialect, sql in load_corpus():
-        if dialect != "postgres":
-            continue
-        conn = _as_role(info.url)  # a fresh session each time; closed without COMMIT
+
+    def send(sql: str) -> list[str] | None:
+        """The outputs of ``sql``, None when it fails."""
+        conn = _login_within_the_limit(info.url)  # a fresh session each time; closed without COMMIT
         try:
             cur = conn.execute(sql)
-            succeeded.append(sql)
+            out = []
             while True:  # every result of a multi-statement text
                 if cur.description is not None:
-                    outputs.append(repr(cur.fetchall()))
+                    out.append(repr(cur.fetchall()))
                 if not cur.nextset():
-                    break
+                    return out
         except psycopg.Error:
-            pass
+            return None
         finally:
             conn.close()
+
+    statements = [sql for _, dialect, sql in load_corpus() if dialect == "postgres"]
+    with ThreadPoolExecutor(_AT_ONCE) as pool:
+        results = list(pool.map(send, statements))
+    succeeded = [sql for sql, out in zip(statements, results, strict=True) if out is not None]
+    outputs = [o for out in results if out for o in out]
     assert _snapshot(pg_db.url, role_name) == before
     # some statements do run (SET, SHOW, EXPLAIN, LISTEN, reads of catalogs): none of them wrote data
     assert succeeded and not any(s.upper().startswith(("INSERT", "UPDATE", "DELETE", "TRUNCATE")) for s in succeeded)
@@ -213,7 +240,7 @@ def test_hostile_corpus_sent_straight_through_the_role_changes_nothing(pg_db, ro
     assert not leaked, leaked
     # an ordinary role may change its own defaults (the corpus tries ALTER ROLE CURRENT_USER SET ...);
     # provisioning again resets them
-    provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2)
+    provision_readonly_role(pg_db, role_name, statement_timeout_s=0.2, connection_limit=limit)
     with _as_role(info.url) as conn:
         assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
 
@@ -230,11 +257,11 @@ def test_hostile_corpus_through_actsagent_on_the_embedded_default_changes_nothin
     try:
         before = _snapshot(pg_db.url, READER)
         secrets = _server_secrets(pg_db.url)
-        outputs = []
-        for _, _dialect, sql in load_corpus("postgres"):
-            res = db.execute(sql, timeout_s=0.5, read_only=False)  # read_only=False: not writable, still read-only
-            if res.ok:
-                outputs.append(repr(res.rows))
+        statements = [sql for _, _dialect, sql in load_corpus("postgres")]
+        with ThreadPoolExecutor(_AT_ONCE) as pool:  # the database's pool holds four sessions
+            # read_only=False: not writable, still read-only
+            results = list(pool.map(lambda sql: db.execute(sql, timeout_s=0.5, read_only=False), statements))
+        outputs = [repr(res.rows) for res in results if res.ok]
         assert _snapshot(pg_db.url, READER) == before
         assert not [s for s in secrets if any(s in out for out in outputs)]
         res = db.execute("SELECT current_user, current_setting('default_transaction_read_only')")

@@ -197,6 +197,7 @@ def test_database_down_is_a_message(pg_db_factory, pg_admin_url, tmp_path):
     err = _one(events, "error")
     assert err["data"]["kind"] == "database"
     assert err["message"].startswith("The database is unavailable:") and "Traceback" not in err["message"]
+    assert f'database "{name}" does not exist' in err["message"]  # the server's answer, not a wait that ran out
     assert events[-1]["data"]["status"] == "failed"
     # a database that cannot be opened at all: the status says so, the page shows a banner
     down = _client("/nonexistent/copilot.sqlite", tmp_path)

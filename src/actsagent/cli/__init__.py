@@ -1,7 +1,8 @@
 """The ``actsagent`` command: a thin layer over the library (the sqlite-utils shape).
 
-Each module of this package that defines ``register(app)`` adds its commands, so features
-land without editing a central file. Library exceptions become one clear line and exit 1.
+Each ``*_cmds`` module of this package that defines ``register(app)`` adds its commands, so features
+land without editing a central file; other modules (``chat``) load when a command needs them, so the
+command starts without the agent's graph library. Library exceptions become one clear line and exit 1.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _global_options(setting: list[str] = SettingOption) -> None:
 
 
 for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    if not _mod.startswith("_"):
+    if _mod.endswith("_cmds"):
         _module = importlib.import_module(f"{__name__}.{_mod}")
         if hasattr(_module, "register"):
             _module.register(app)

@@ -42,7 +42,8 @@ def run_sql(
     database = open_target(
         db, limits=Limits(statement_timeout_s=timeout, max_rows=max_rows), settings=parse_assignments(setting or [])
     )
-    res = run_guarded(database, sql, Policy.strict(max_rows=max_rows))
+    with database:
+        res = run_guarded(database, sql, Policy.strict(max_rows=max_rows))
     if json_out:
         print_json(res)
     elif res.ok:

@@ -6,9 +6,10 @@ import copy
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from psycopg import sql as pgsql
@@ -57,15 +58,27 @@ class PostgresDatabase(Database):
         kwargs: dict[str, Any] = {"autocommit": False}
         if "connect_timeout" not in info:
             kwargs["connect_timeout"] = max(2, math.ceil(wait))  # libpq's minimum is 2 s
-        self._pool = ConnectionPool(url, min_size=0, max_size=pool_size, open=False, kwargs=kwargs, timeout=wait)
+        self._refusals: list[tuple[float, psycopg.OperationalError]] = []  # the pool's last refused attempt
+        self._pool = ConnectionPool(
+            url,
+            min_size=0,
+            max_size=pool_size,
+            open=False,
+            kwargs=kwargs,
+            timeout=wait,
+            connection_class=_recording_refusals(self._refusals),
+        )
         try:
             self._pool.open(wait=False)
-            with self._pool.connection(timeout=wait) as conn:
+            conn = self._getconn(wait, first=True)
+            try:
                 conn.execute("SELECT 1")
                 self.server_version = conn.info.server_version
                 self.user = conn.info.user
                 self.superuser = conn.info.parameter_status("is_superuser") == "on"
                 conn.rollback()
+            finally:
+                self._pool.putconn(conn)
         except (psycopg.OperationalError, PoolTimeout) as e:
             self._pool.close()
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {redact(url)}: {first_line(e)}") from e
@@ -129,8 +142,7 @@ class PostgresDatabase(Database):
         ro = read_only or not self.writable
         start = time.perf_counter()
         try:
-            conn_cm = self._pool.connection(timeout=self.limits.connect_timeout_s + timeout)
-            conn = conn_cm.__enter__()
+            conn = self._getconn(self.limits.connect_timeout_s + timeout)
         except (psycopg.OperationalError, PoolTimeout) as e:
             raise DatabaseUnavailable(f"PostgreSQL is unreachable: {first_line(e)}") from e
         sent = False
@@ -201,7 +213,23 @@ class PostgresDatabase(Database):
                 )
             return _to_error(sql, e, elapsed)
         finally:
-            conn_cm.__exit__(None, None, None)
+            self._pool.putconn(conn)
+
+    def _getconn(self, timeout: float, *, first: bool = False) -> psycopg.Connection[Any]:
+        """A pooled connection within ``timeout``. When the pool has to open one and the server answers that the
+        database or the role does not exist (dropped under us), or, for the ``first`` connection, refuses it in
+        any way, that is the answer at once: the pool would only retry until the whole wait is over."""
+        start = time.monotonic()
+        while True:
+            left = timeout - (time.monotonic() - start)
+            try:
+                return self._pool.getconn(timeout=max(0.0, min(_REFUSAL_CHECK_S, left)))
+            except PoolTimeout:
+                refused = [str(e) for at, e in self._refusals if at >= start and (first or _GONE.search(str(e)))]
+                if refused:
+                    raise psycopg.OperationalError(refused[-1]) from None
+                if left <= _REFUSAL_CHECK_S:
+                    raise
 
     def discard_broken_connections(self) -> None:
         """Check idle pooled connections and drop the dead ones (after their sessions were terminated)."""
@@ -220,6 +248,30 @@ class PostgresDatabase(Database):
 
 class _StaleConnection(Exception):
     pass
+
+
+_REFUSAL_CHECK_S = 0.1  # how often a wait for a pooled connection looks at the pool's refused attempts
+_GONE = re.compile(r'FATAL:\s+(database|role) "[^"]*" does not exist')
+
+
+def _recording_refusals(
+    refusals: list[tuple[float, psycopg.OperationalError]],
+) -> type[psycopg.Connection[Any]]:
+    """A connection class for the pool that keeps its last refused attempt in ``refusals`` (empty after a success):
+    the pool opens connections in its own threads and only retries a refusal."""
+
+    class Recording(psycopg.Connection[Any]):
+        @classmethod
+        def connect(cls, *args: Any, **kwargs: Any) -> Self:
+            try:
+                conn = super().connect(*args, **kwargs)
+            except psycopg.OperationalError as e:
+                refusals[:] = [(time.monotonic(), e)]
+                raise
+            refusals.clear()
+            return conn
+
+    return Recording
 
 
 def _to_error(sql: str, e: psycopg.Error, elapsed_ms: float) -> DbError:

@@ -15,7 +15,7 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -136,12 +136,13 @@ def check_sql(
     dialect: str,
     policy: Policy | None = None,
     max_rows: int | None = None,
-    catalog: ServerCatalog | None = None,
+    catalog: ServerCatalog | Callable[[], ServerCatalog | None] | None = None,
 ) -> GuardedSQL | GuardRejection:
     """Check ``sql`` against ``policy`` (strict by default) for ``dialect`` ("postgres" or "sqlite").
 
     ``catalog`` (``Database.catalog()``) holds the server's function and column names: with it, a field
-    ``t.f`` is refused exactly when the server would run it as a call ``f(t)``.
+    ``t.f`` is refused exactly when the server would run it as a call ``f(t)``. Pass ``Database.catalog``
+    itself to read it only when a field needs it.
     Never raises for any SQL: a refusal is a ``GuardRejection`` with a rule code and a reason.
     """
     policy = policy or Policy.strict()

@@ -7,6 +7,7 @@ readings cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from actsagent.guard.functions import (
@@ -33,11 +34,25 @@ class Refused(Exception):
 
 
 class Rules:
-    """The policy for one dialect, with the connected server's catalog when there is one."""
+    """The policy for one dialect, with the connected server's catalog when there is one.
 
-    def __init__(self, dialect: str, policy: Policy, catalog: ServerCatalog | None = None) -> None:
-        self.dialect, self.policy, self.catalog = dialect, policy, catalog
+    ``catalog`` may be a function that reads it (``Database.catalog``): it is called only when a field
+    ``q.f`` needs it, so a query without such a field, or one refused before, costs no catalog read."""
+
+    def __init__(
+        self,
+        dialect: str,
+        policy: Policy,
+        catalog: ServerCatalog | Callable[[], ServerCatalog | None] | None = None,
+    ) -> None:
+        self.dialect, self.policy, self._catalog = dialect, policy, catalog
         self.reviewed = ALLOWED[dialect] | policy.extra_functions
+
+    @property
+    def catalog(self) -> ServerCatalog | None:
+        if callable(self._catalog):
+            self._catalog = self._catalog()
+        return self._catalog
 
     def call(self, name: str, written: bool = False) -> None:
         """A function called by ``name``: refused when denied or not reviewed. ``written``: the name as the
@@ -99,8 +114,9 @@ class Rules:
             raise self._attribute_call(n, shown, f"{n}() is allowed only as a direct call with a literal argument")
         if folded in self.reviewed:
             return
-        if self.catalog is not None:
-            if folded in self.catalog.functions and folded not in self.catalog.columns:
+        catalog = self.catalog
+        if catalog is not None:
+            if folded in catalog.functions and folded not in catalog.columns:
                 raise self._attribute_call(
                     n, shown, f"no relation on this server has a column {n}, and {n}() is not on the reviewed list"
                 )

@@ -24,8 +24,8 @@ def run_guarded(db: Database, sql: str, policy: Policy | None = None) -> ExecRes
     """Check ``sql`` for ``db.dialect`` and run the regenerated SQL read-only (strict, the default).
 
     Strict: the tree gets ``LIMIT cap + 1`` and the fetch keeps ``cap`` rows, so ``truncated`` says
-    exactly whether rows were cut; the check uses the server's catalog (``Database.catalog()``) to tell
-    a column ``t.f`` from a call ``f(t)``. Sandbox: the statements run as written, in order, writes allowed
+    exactly whether rows were cut; the check uses the server's catalog (``Database.catalog()``, read only
+    when a field needs it) to tell a column ``t.f`` from a call ``f(t)``. Sandbox: the statements run as written, in order, writes allowed
     (only where ``db`` is writable); the last result, or the first error, is returned.
     """
     policy = policy or Policy.strict(max_rows=db.limits.max_rows)
@@ -37,7 +37,7 @@ def run_guarded(db: Database, sql: str, policy: Policy | None = None) -> ExecRes
             return db.execute(stmts[0], read_only=False)
         return db.execute_script(stmts)[-1]
     cap = policy.max_rows
-    checked = check_sql(sql, db.dialect, policy, max_rows=cap + 1, catalog=db.catalog())
+    checked = check_sql(sql, db.dialect, policy, max_rows=cap + 1, catalog=db.catalog)
     if not checked.ok:
         return rejection_error(checked)
     return db.execute(checked.sql, max_rows=cap, read_only=True)
