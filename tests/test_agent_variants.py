@@ -112,6 +112,30 @@ def test_an_interactive_ask_plans_before_judging_its_draft(pg_db):
     assert model.calls and any(c.response_model == "PlannerReply" for c in model.calls)
 
 
+def test_escalate_judges_the_direct_rewrite_before_any_plan(pg_db):
+    model = ScriptedChatModel(_ask_script("unused", lambda sql: scores(9)))
+    run = repair(
+        "how many distinct customer names", "SELECT COUNT(name) FROM customer", pg_db, model=model, mode="escalate"
+    )
+    assert run.status == "solved" and run.final_sql == "SELECT COUNT(DISTINCT name) FROM customers"
+    assert [(n.tool, n.status) for n in run.tree.executed()] == [("generate_sql", "accepted")]
+    assert "PlannerReply" not in [c.response_model for c in model.calls]
+    assert run.tree.executed()[0].output.strategy == "rewrite"  # the single-shot request, judged first
+
+
+def test_escalate_hands_a_refuted_rewrite_to_the_planner(pg_db):
+    def judge_of(sql: str) -> dict:
+        return scores(3) if "DISTINCT" in sql else scores(9)
+
+    model = ScriptedChatModel(_ask_script("unused", judge_of))
+    run = repair(
+        "how many distinct customer names", "SELECT COUNT(name) FROM customer", pg_db, model=model, mode="escalate"
+    )
+    names = [c.response_model for c in model.calls]
+    assert run.tree.executed()[0].status == "refuted" and "PlannerReply" in names
+    assert names.index("PlannerReply") > names.index("JudgeScores")
+
+
 def test_sandbox_repair_of_a_statement_list(pg_db):
     """BIRD-CRITIC shape: issue_sql is a list with DDL/DML; the answer is a list; the sandbox is untouched."""
     issue = [

@@ -128,10 +128,10 @@ def _repair(
     t0 = time.perf_counter()
     llm0 = rt.ctx.meter.total.llm_ms
     try:
-        if rt.model is None or mode in ("tree", "linear"):
+        if rt.model is None or mode in ("tree", "linear", "escalate"):
             if rt.model is None and mode in ("regenerate", "single_shot"):
                 notes.append(f"mode {mode!r} needs an LLM: ran the tree's LLM-free fallback instead")
-            tree_mode: Mode = mode if mode == "linear" else "tree"
+            tree_mode: Mode = mode if mode in ("linear", "escalate") else "tree"
             state, paused = yield from _run_tree(rt, intent, sql, tree_mode, tid, checkpointer, first_draft)
         elif mode == "regenerate":
             state, paused = (yield from call_events(lambda: run_regenerate(rt, intent, sql))), None

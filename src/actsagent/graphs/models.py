@@ -16,7 +16,8 @@ from actsagent.tools.checks import CheckPlan
 from actsagent.tools.judge import Verdict
 from actsagent.tools.verify import Verification, check_lines
 
-Mode = Literal["tree", "linear", "regenerate", "single_shot"]
+# escalate: the tree, after the direct rewrite (the single-shot request) is judged and not approved
+Mode = Literal["tree", "linear", "escalate", "regenerate", "single_shot"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 
 

@@ -85,6 +85,7 @@ class TreeState(BaseModel):
     intent: str = ""
     original_sql: str | list[str] | None = None
     first_draft: bool = False  # original_sql is ask's own first draft, not SQL reported faulty: judged before revised
+    verify_first: bool = False  # the root is a candidate judged before any plan (tree_graph._verified_first)
     original_result: str = ""
     tree: PlanTree = Field(default_factory=PlanTree)
     best: Best | None = None

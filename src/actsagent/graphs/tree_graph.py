@@ -126,30 +126,15 @@ def _plan(rt: Runtime, state: TreeState) -> str:
         state.original_result = "(no SQL given: write it from the intent)"
         first_error, first_empty = None, False
     tree = PlanTree()
-    reply = None
     if rt.model is not None:
         _write_checks(rt, state)
-    # a first draft that runs with rows is judged as written before anything revises it: a tree that edits
-    # a right draft can only make it wrong (measured on ask); the planner takes over when the judge does not
-    # approve it. An interactive run plans first instead, so an ambiguous question can be put to the person.
-    judge_draft = (
-        rt.model is not None and state.first_draft and not rt.interactive and first_error is None and not first_empty
-    )
-    if judge_draft:
-        tree.add_spec(
-            NodeSpec(
-                description="judge the first draft as written",
-                tool="generate_sql",
-                input={"use_llm": False, "sql": sql},
-            ),
-            None,
-        )
+    judged_first = _verified_first(rt, state, first_error, first_empty)
+    if judged_first is not None:
+        tree.add_spec(judged_first, None)
         tree.cursor = tree.root
-    elif rt.model is not None:
-        reply = _ask_planner(rt, state, tree, "initial")
-    if judge_draft:
-        state.notes.append("the first draft runs with rows: the judge sees it as written before any revision")
-    elif reply is not None and reply.plan is not None:
+        state.verify_first = True
+        state.notes.append(f"{judged_first.description}: the planner plans only if the judge does not approve it")
+    elif (reply := _ask_planner(rt, state, tree, "initial") if rt.model is not None else None) and reply.plan:
         idmap: dict[str, str] = {}
         tree.add_spec(reply.plan, None, linear=state.mode == "linear", idmap=idmap)
         cursor = idmap.get(reply.cursor or "", tree.root)
@@ -166,6 +151,32 @@ def _plan(rt: Runtime, state: TreeState) -> str:
         text += "\n" + "\n".join(check_lines(state.checks, state.original_check))
     rt.emit("plan", "revision plan", tree=tree, text=text)
     return "execute"
+
+
+def _verified_first(rt: Runtime, state: TreeState, first_error: Any, first_empty: bool) -> NodeSpec | None:
+    """The candidate judged before any plan, or None: the planner plans first (ACTS-SQL's Algorithm 1).
+
+    ask's own first draft, when it runs with rows, is judged as written (on the hard ask draw the tree revised
+    right drafts into wrong ones); in mode ``escalate`` the direct rewrite from the request (the single-shot
+    request) is judged first. Either way the planner's tree is for what the checks and the judge refute.
+    Interactive runs plan first, so an ambiguous request can be put to the person."""
+    if rt.model is None or rt.interactive:
+        return None
+    if state.first_draft:
+        if first_error is not None or first_empty:
+            return None
+        return NodeSpec(
+            description="judge the first draft as written",
+            tool="generate_sql",
+            input={"use_llm": False, "sql": state.original_sql},
+        )
+    if state.mode != "escalate":
+        return None
+    return NodeSpec(
+        description="direct rewrite from the request, judged before any plan",
+        tool="generate_sql",
+        input={"strategy": "rewrite"},
+    )
 
 
 def _write_checks(rt: Runtime, state: TreeState) -> None:
@@ -427,8 +438,8 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
         cands.put(r)
     verified = cands.verified()
     accepted = winner or (max(verified, key=CandidateRecord.rank).node if verified else None)
-    if accepted is None and state.first_draft and node.id == tree.root and rec.verdict.passed:
-        accepted = node.id  # the judge found the first draft right: nothing to revise
+    if accepted is None and state.verify_first and node.id == tree.root and rec.verdict.passed:
+        accepted = node.id  # the judge approved the candidate verified first: nothing to revise
     for r in [rec, *changed]:
         _mark(rt, state, tree, r, chosen=r.node == accepted)
     if accepted is not None:
