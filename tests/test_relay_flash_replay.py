@@ -60,3 +60,38 @@ def test_recorded_runs_replay_to_the_recorded_verdicts(system, replay_model, pg_
     after = replay_model.ledger.totals()
     assert after.cached_calls - before.cached_calls == after.calls - before.calls  # all from the recordings
     assert got == EXPECTED[system]
+
+
+ESCALATE = Path(__file__).parent / "fixtures" / "llm" / "relay_flash_escalate"
+
+
+def test_escalate_runs_replay_to_their_verdicts_through_the_judged_rewrite_and_the_planner(pg_admin_url):
+    """``acts:escalate`` on four tasks of the fourth measured draw (seed 20261203), recorded through the relay:
+    on 1 and 14 the judge approved the direct rewrite (three calls: rewrite, checks, judge); on 22 and 114 it
+    did not and the planner's tree took over (6 and 10 calls)."""
+    from actsagent.birdcritic.runner import make_task_runner
+    from actsagent.birdcritic.systems import make_system
+    from actsagent.birdcritic.tasks import load_tasks
+    from actsagent.llm import LLMConfig, RoleModels, get_chat_model
+
+    expected = json.loads((ESCALATE / "expected.json").read_text())["acts:escalate"]
+    model = get_chat_model(
+        LLMConfig.from_env(
+            models=RoleModels(planner="relay", tools="relay", judge="relay"),
+            cache_mode="replay_only",
+            cache_dir=ESCALATE,
+            max_retries=0,
+            api_key="none",
+            base_url="http://127.0.0.1:9/v1",
+        )
+    )
+    tasks = load_tasks("flash", ids=list(expected))
+    runner = make_task_runner("flash", make_system("acts:escalate", "flash", model=model), tasks)
+    got = {}
+    for task in tasks:
+        rec = runner.run(task)
+        assert rec["system_error"] is None, rec
+        got[str(task.instance_id)] = {"passed": rec["passed"], "llm_calls": rec["llm_calls"]}
+    totals = model.ledger.totals()
+    assert totals.cached_calls == totals.calls  # all from the recordings
+    assert got == expected
