@@ -156,7 +156,7 @@ def join_statements(stmts: list[str]) -> str:
 def make_system(
     spec: str, task_set: str, *, allow_reference: bool = False, root: Path | None = None, model: Any = None
 ):
-    """``issue_sql`` | ``gold`` | ``baseline:<model>`` | ``acts:tree|linear|regenerate[@model]`` |
+    """``issue_sql`` | ``gold`` | ``baseline:<model>`` | ``acts:tree|escalate|linear|regenerate[@model]`` |
     ``single_shot[@model]``. ``model``, a chat model object, serves an agent system instead of the
     configured one (e.g. with a record/replay cache); the system keeps ``spec`` as its name."""
     name, _, model_name = spec.partition("@")
@@ -180,6 +180,6 @@ def make_system(
     if name == "single_shot":
         return AgentSystem("single_shot", model_name or None)
     raise UserError(
-        f"unknown system {spec!r}: use issue_sql, baseline:<model>, acts:tree, acts:linear, "
+        f"unknown system {spec!r}: use issue_sql, baseline:<model>, acts:tree, acts:escalate, acts:linear, "
         "acts:regenerate or single_shot (optionally @model)"
     )

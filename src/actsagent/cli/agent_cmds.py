@@ -25,7 +25,7 @@ def repair_cmd(
     sql: str = typer.Option(None, "--sql", "-s", help="the faulty SQL"),
     sql_file: Path = typer.Option(None, "--sql-file", help="read the faulty SQL from a file"),
     db: str = DbOption,
-    mode: str = typer.Option("tree", "--mode", "-m", help="tree | linear | regenerate | single_shot"),
+    mode: str = typer.Option("tree", "--mode", "-m", help="tree | escalate | linear | regenerate | single_shot"),
     sandbox: bool = typer.Option(
         False, "--sandbox", help="allow DDL/DML (runs in a disposable copy of the database; PostgreSQL only)"
     ),
