@@ -136,6 +136,28 @@ def test_escalate_hands_a_refuted_rewrite_to_the_planner(pg_db):
     assert names.index("PlannerReply") > names.index("JudgeScores")
 
 
+def test_escalate_keeps_the_rewrite_when_no_alternative_is_approved_either(pg_db):
+    rewrite, edit = "SELECT COUNT(DISTINCT name) FROM customers", "SELECT COUNT(name) FROM customers"
+
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "GeneratedSQL":  # the single-shot request first, then the planner's minimal edits
+            return {"sql": rewrite if "You fix" in messages[0]["content"] else edit}
+        if name == "PlannerReply":
+            return {"add": [{"parent": "n0", "node": {"id": "e", "tool": "generate_sql"}}], "cursor": "e"}
+        if name == "CheckPlan":
+            return {"checks": []}
+        return scores(3)  # the judge approves nothing
+
+    model = ScriptedChatModel(script)
+    run = repair(
+        "how many distinct customer names", "SELECT COUNT(name) FROM customer", pg_db, model=model, mode="escalate"
+    )
+    tried = [n.output.sql for n in run.tree.executed() if n.tool == "generate_sql"]
+    assert edit in tried and rewrite in tried  # the planner's alternative was tried and refuted too
+    assert run.status == "best_effort" and run.final_sql == rewrite
+
+
 def test_sandbox_repair_of_a_statement_list(pg_db):
     """BIRD-CRITIC shape: issue_sql is a list with DDL/DML; the answer is a list; the sandbox is untouched."""
     issue = [

@@ -859,6 +859,9 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
     tree = state.tree
     cands = state.candidates
     best = cands.best()
+    first = cands.get(tree.root or "") if state.verify_first else None
+    if node_id is None and first is not None and first.executes and (best is None or best.status == "refuted"):
+        best = first  # nothing was approved: the candidate judged first stands, no alternative was verified either
     chosen = node_id or (best.node if best else None)
     rec = cands.get(chosen) if chosen else None
     if reason == "accepted" and rec is not None and rec.verdict.passed and rec.verdict.method != "execution_only":
