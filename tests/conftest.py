@@ -1,7 +1,7 @@
 """Shared fixtures: a real embedded PostgreSQL per test session, fresh databases per test, no LLM.
 
 Databases are never mocked. Each session gets its own ACTSAGENT_HOME, so tests never touch
-a user's embedded server or caches. Under pytest-xdist (``-n 2``) each worker is a session of its own:
+a user's embedded server or caches (the sessions share only a cache of embedding vectors, of their own). Under pytest-xdist (``-n 2``) each worker is a session of its own:
 its own home, hence its own embedded server, databases and files.
 """
 
@@ -50,6 +50,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 MODEL_PATH = SHARED / "models" / "all-MiniLM-L6-v2-onnx-int8"
 os.environ.setdefault("ACTSAGENT_EMBED_MODEL_PATH", str(MODEL_PATH))
+# The embedding vectors are the model's, whoever asks: the workers and later sessions share one cache (each checks
+# the vectors it reads), so the server's ~3,000 function names are embedded once per machine, not per worker.
+os.environ.setdefault(
+    "ACTSAGENT_EMBED_CACHE", str(Path(tempfile.gettempdir()) / f"actsagent-test-embeddings-{os.getuid()}")
+)
 
 
 # Durability is not under test: the session's own server skips fsync, so creating and dropping a database

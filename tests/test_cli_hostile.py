@@ -4,10 +4,13 @@ none of them; the databases are unchanged afterwards. The tests iterate the corp
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+from collections.abc import Iterator
 
 import psycopg
+import pytest
 from hostile_corpus import load_corpus
 from typer.testing import CliRunner
 
@@ -38,7 +41,31 @@ def _state(pg_db, sqlite_db) -> tuple:
     return pg, files
 
 
-def test_hostile_corpus_through_actsagent_sql(pg_db, sqlite_db):
+@pytest.fixture
+def targets_opened_once(monkeypatch) -> Iterator[dict]:
+    """`actsagent sql` opens its target (a connection pool) for each statement. Across the corpus the target and
+    its options never change, so each is opened once, by the command's own ``open_target`` call, and kept open: each
+    statement's invocation gets a copy whose ``close`` does nothing (same class, same pool). What each statement
+    exercises is unchanged: the command line, the guard, the run and the output."""
+    import actsagent.demo
+
+    real, opened = actsagent.demo.open_target, {}
+
+    def open_once(target=None, **options):
+        key = (target, repr(sorted(options.items())))
+        if key not in opened:
+            opened[key] = real(target, **options)
+        kept = copy.copy(opened[key])
+        kept.close = lambda: None
+        return kept
+
+    monkeypatch.setattr(actsagent.demo, "open_target", open_once)
+    yield opened
+    for database in opened.values():
+        database.close()
+
+
+def test_hostile_corpus_through_actsagent_sql(pg_db, sqlite_db, targets_opened_once):
     corpus = load_corpus()
     assert len(corpus) >= 150 and {d for _, d, _ in corpus} == {"postgres", "sqlite"}
     targets = _targets(pg_db, sqlite_db)
@@ -55,6 +82,7 @@ def test_hostile_corpus_through_actsagent_sql(pg_db, sqlite_db):
             assert json.loads(res.stdout)["ok"] is False, (file, sql)
     assert crashed == []
     assert through == []
+    assert sorted(target for target, _ in targets_opened_once) == sorted(targets.values())
     assert _state(pg_db, sqlite_db) == before
 
 

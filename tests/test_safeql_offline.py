@@ -17,6 +17,7 @@ from actsagent.safeql import embeddings, refine
 def no_model(tmp_path, monkeypatch):
     """The model path points nowhere; loaded models and shared embedders are forgotten before and after."""
     monkeypatch.setenv("ACTSAGENT_EMBED_MODEL_PATH", str(tmp_path / "no-model-here"))
+    monkeypatch.setenv(embeddings.CACHE_DIR_VAR, str(tmp_path / "embeddings"))  # not the sessions' shared one
     monkeypatch.setattr(embeddings, "_MODELS", {})
     probes = []
     monkeypatch.setattr(embeddings, "_hub_reachable", lambda: probes.append(1) or False)
@@ -76,6 +77,7 @@ def test_a_broken_model_folder_is_reported_not_raised(tmp_path, monkeypatch, cap
 
 def test_cli_refine_warns_once_on_stderr_and_repairs(tmp_path, sqlite_db):
     env = {**os.environ, "ACTSAGENT_EMBED_MODEL_PATH": str(tmp_path / "nowhere"), "ACTSAGENT_HOME": str(tmp_path)}
+    env.pop(embeddings.CACHE_DIR_VAR, None)
     proc = subprocess.run(
         [
             sys.executable,

@@ -1,11 +1,14 @@
 """Text embeddings for schema names and stored values, with one model per process and a disk cache.
 
 Loading the ONNX model costs about a second, so it is shared through a cached loader; vectors are
-cached on disk (a SQLite file per model under ``home_dir()``) so a catalog is embedded once per machine.
+cached on disk (a SQLite file per model under ``home_dir()``, or ``$ACTSAGENT_EMBED_CACHE``) so a catalog is
+embedded once per machine: processes that need the same texts at once take turns (a file lock), so the second
+reads what the first embedded. A cached vector is used only when it has the model's size and unit length.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
@@ -13,6 +16,8 @@ import re
 import socket
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from difflib import SequenceMatcher
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +27,7 @@ import numpy as np
 from actsagent.config import default_model_path, home_dir
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+CACHE_DIR_VAR = "ACTSAGENT_EMBED_CACHE"
 HUB_PROBE_TIMEOUT_S = 3.0
 HINT = (
     "set ACTSAGENT_EMBED_MODEL_PATH to a local copy of all-MiniLM-L6-v2 (a folder with model.onnx and tokenizer.json)"
@@ -100,6 +106,15 @@ def _hub_reachable() -> bool:
     return bool(ok)
 
 
+def _model_stamp(model_path: str | None) -> str:
+    """The model file's size and modification time: a replaced model gets a cache of its own."""
+    try:
+        st = (Path(model_path) / "model.onnx").stat() if model_path else None
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}" if st else ""
+
+
 def humanize(name: str) -> str:
     """``countryInfo``/``country_info`` -> ``country info``: the model embeds words, not identifiers."""
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
@@ -116,13 +131,15 @@ class Embedder:
 
     def __init__(self, model_path: str | None = None, cache_dir: Path | None = None) -> None:
         self.model_path = model_path if model_path is not None else default_model_path()
-        key = hashlib.sha1(f"{MODEL_NAME}|{self.model_path}".encode()).hexdigest()[:12]
-        cache_dir = cache_dir or home_dir() / "embeddings"
+        key = hashlib.sha1(f"{MODEL_NAME}|{self.model_path}|{_model_stamp(self.model_path)}".encode()).hexdigest()[:12]
+        env_dir = os.environ.get(CACHE_DIR_VAR)
+        cache_dir = cache_dir or (Path(env_dir) if env_dir else home_dir() / "embeddings")
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_path = cache_dir / f"{key}.sqlite"
+        self._turn_path = cache_dir / f"{key}.lock"
         self._mem: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.cache_path, check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(self.cache_path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS vec (text TEXT PRIMARY KEY, v BLOB)")
         self.dim = 384
@@ -143,27 +160,59 @@ class Embedder:
         missing = sorted({t for t, v in zip(texts, out) if v is None})
         if missing:
             with self._lock:
-                found: dict[str, np.ndarray] = {}
-                for i in range(0, len(missing), 500):
-                    chunk = missing[i : i + 500]
-                    q = ",".join("?" * len(chunk))
-                    for t, blob in self._db.execute(f"SELECT text, v FROM vec WHERE text IN ({q})", chunk):
-                        found[t] = np.frombuffer(blob, dtype=np.float32)
+                found = self._cached(missing)
                 todo = [t for t in missing if t not in found]
                 if todo:
-                    vecs = np.asarray(list(self.model.embed(todo, batch_size=256)), dtype=np.float32)
-                    vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
-                    self._db.execute("BEGIN")
-                    self._db.executemany(
-                        "INSERT OR REPLACE INTO vec VALUES (?, ?)", [(t, v.tobytes()) for t, v in zip(todo, vecs)]
-                    )
-                    self._db.execute("COMMIT")
-                    found.update(zip(todo, vecs))
+                    with self._one_process_embeds():  # another process may be embedding the same texts
+                        found.update(self._cached(todo))
+                        todo = [t for t in todo if t not in found]
+                        if todo:
+                            found.update(self._embed_and_store(todo))
                 self._mem.update(found)
             out = [self._mem[t] for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack(out)  # type: ignore[arg-type]
+
+    def _cached(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The disk cache's vectors for ``texts``; one of the wrong size, not finite or not of unit length (a
+        damaged or foreign file) is left out, so it is embedded again and overwritten."""
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(texts), 500):
+            chunk = texts[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            for t, blob in self._db.execute(f"SELECT text, v FROM vec WHERE text IN ({q})", chunk):
+                if not isinstance(blob, bytes) or len(blob) != 4 * self.dim:
+                    continue
+                v = np.frombuffer(blob, dtype=np.float32)
+                if np.isfinite(v).all() and abs(float(np.linalg.norm(v)) - 1.0) < 1e-3:
+                    found[t] = v
+        return found
+
+    def _embed_and_store(self, texts: list[str]) -> dict[str, np.ndarray]:
+        vecs = np.asarray(list(self.model.embed(texts, batch_size=256)), dtype=np.float32)
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+        self._db.execute("BEGIN IMMEDIATE")
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vec VALUES (?, ?)", [(t, v.tobytes()) for t, v in zip(texts, vecs)]
+        )
+        self._db.execute("COMMIT")
+        return dict(zip(texts, vecs))
+
+    @contextmanager
+    def _one_process_embeds(self) -> Iterator[None]:
+        """An exclusive lock on the cache's lock file while embedding: a process starting at the same time waits,
+        then reads the vectors instead of embedding them again (without the file, each embeds on its own)."""
+        try:
+            fd = os.open(self._turn_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     def one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
