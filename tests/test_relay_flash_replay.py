@@ -25,20 +25,25 @@ EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
 TASK_IDS = ["10", "16", "17", "18"]
 
 
-@pytest.fixture(scope="module")
-def replay_model():
+def _replay_model(fixtures: Path):
+    """The relay's model name on every role, answering only from the recordings in ``fixtures``."""
     from actsagent.llm import LLMConfig, RoleModels, get_chat_model, openai_model
 
     assert openai_model.ALLOW_MODEL_REQUESTS is False  # replay only: nothing may reach a model
     config = LLMConfig.from_env(
         models=RoleModels(planner="relay", tools="relay", judge="relay"),
         cache_mode="replay_only",
-        cache_dir=FIXTURES,
+        cache_dir=fixtures,
         max_retries=0,
         api_key="none",
         base_url="http://127.0.0.1:9/v1",
     )
     return get_chat_model(config)
+
+
+@pytest.fixture(scope="module")
+def replay_model():
+    return _replay_model(FIXTURES)
 
 
 @pytest.mark.parametrize("system", ["single_shot", "acts:tree", "acts:linear"])
@@ -72,19 +77,9 @@ def test_escalate_runs_replay_to_their_verdicts_through_the_judged_rewrite_and_t
     from actsagent.birdcritic.runner import make_task_runner
     from actsagent.birdcritic.systems import make_system
     from actsagent.birdcritic.tasks import load_tasks
-    from actsagent.llm import LLMConfig, RoleModels, get_chat_model
 
     expected = json.loads((ESCALATE / "expected.json").read_text())["acts:escalate"]
-    model = get_chat_model(
-        LLMConfig.from_env(
-            models=RoleModels(planner="relay", tools="relay", judge="relay"),
-            cache_mode="replay_only",
-            cache_dir=ESCALATE,
-            max_retries=0,
-            api_key="none",
-            base_url="http://127.0.0.1:9/v1",
-        )
-    )
+    model = _replay_model(ESCALATE)
     tasks = load_tasks("flash", ids=list(expected))
     runner = make_task_runner("flash", make_system("acts:escalate", "flash", model=model), tasks)
     got = {}
