@@ -186,3 +186,64 @@ def test_sandbox_repair_of_a_statement_list(pg_db):
         assert run.status == "solved" and run.final_sql_statements == fixed
         assert run.result.ok and run.result.rows == [[1]]
         assert not box.execute("SELECT to_regclass('vip') IS NOT NULL").rows[0][0]  # tried in copies only
+
+
+def _second_chance_script(best: str):
+    """The judge refutes the draft on its reading alone and approves the planner's alternative; the comparison of
+    the two (labels in the order written: A the draft, B the alternative) then names ``best``."""
+
+    def judge_of(sql: str) -> dict:
+        return scores(3) if "country" not in sql else scores(9)
+
+    inner = _ask_script("SELECT COUNT(*) FROM customers", judge_of)
+
+    def script(messages, role, response_model):
+        if response_model.__name__ == "GeneratedSQL" and "Question:" not in user_text(messages):
+            return {"sql": "SELECT COUNT(*) FROM customers WHERE country = 'DE'"}  # different rows from the draft
+        if response_model.__name__ == "ComparisonReply":
+            assert "First draft written from the question" in user_text(messages)  # not called faulty
+            return {
+                "verdicts": [{"label": "A", "right": best == "A"}, {"label": "B", "right": best == "B"}],
+                "best": best,
+                "reason": "the differing rows",
+            }
+        return inner(messages, role, response_model)
+
+    return script
+
+
+def test_a_draft_refuted_on_the_judges_reading_alone_is_compared_with_its_replacement_and_can_stay(pg_db):
+    model = ScriptedChatModel(_second_chance_script("A"))
+    run = ask("How many customers are there?", pg_db, model=model)
+    names = [c.response_model for c in model.calls]
+    assert names.count("ComparisonReply") == 1 and names.index("ComparisonReply") > names.index("PlannerReply")
+    assert run.final_sql == "SELECT COUNT(*) FROM customers" and run.status == "solved"
+    assert run.verdict.method == "comparison"
+
+
+def test_a_replacement_that_wins_the_comparison_with_the_draft_is_the_answer(pg_db):
+    model = ScriptedChatModel(_second_chance_script("B"))
+    run = ask("How many customers are there in Germany?", pg_db, model=model)
+    assert [c.response_model for c in model.calls].count("ComparisonReply") == 1
+    assert run.final_sql == "SELECT COUNT(*) FROM customers WHERE country = 'DE'" and run.status == "solved"
+    assert run.tree.executed()[0].status == "refuted"
+
+
+def test_a_draft_refuted_by_a_failed_check_gets_no_second_chance(pg_db):
+    def script(messages, role, response_model):
+        name = response_model.__name__
+        if name == "CheckPlan":  # the draft's single row fails a check written from the question
+            return {"checks": [{"kind": "row_count", "why": "one per name", "relation": "at_least", "count": 2}]}
+        if name == "GeneratedSQL" and "Question:" in user_text(messages):
+            return {"sql": "SELECT COUNT(*) FROM customers"}
+        if name == "PlannerReply":
+            return {"cursor": "g", "plan": {"id": "g", "tool": "generate_sql"}}
+        if name == "GeneratedSQL":
+            return {"sql": "SELECT name, COUNT(*) FROM customers GROUP BY name"}
+        return scores(9)
+
+    model = ScriptedChatModel(script)
+    run = ask("How many customers has each name?", pg_db, model=model)
+    assert "ComparisonReply" not in [c.response_model for c in model.calls]
+    assert run.final_sql == "SELECT name, COUNT(*) FROM customers GROUP BY name"
+    assert run.tree.executed()[0].status == "refuted"

@@ -391,6 +391,9 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     hard_failures = [r for r in ver.with_status("failed") if r.id not in doubted] if ver is not None else []
     if rt.model is not None and ver is not None and not hard_failures:  # refuted by a check: no rival
         rivals = cands.approved(exclude=node.id)
+        draft = _draft_on_opinion(state, tree, rec)
+        if draft is not None and not agree(ver, draft.verification):  # type: ignore[arg-type]
+            rivals = [draft, *rivals[-1:]]
     # earlier candidates with the same results on every scenario, approved or not (the judge hears of each)
     same_results = [
         r
@@ -449,6 +452,26 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     _save_candidates(state, cands)
 
 
+def _draft_on_opinion(state: TreeState, tree: PlanTree, rec: CandidateRecord) -> CandidateRecord | None:
+    """The candidate judged first, when the judge refuted it on its reading alone (it runs, returns rows and fails
+    no check). A later candidate then replaces it only by winning a comparison with it on the rows where their
+    results differ: one judge's doubt about a draft is weaker evidence than a head-to-head look at both."""
+    if not state.verify_first or rec.node == tree.root:
+        return None
+    first = state.candidates.get(tree.root or "")
+    if (
+        first is None
+        or first.status != "refuted"
+        or first.verdict.method != "llm"
+        or not first.executes
+        or first.empty
+        or first.verification is None
+        or first.failed_checks
+    ):
+        return None
+    return first
+
+
 def _judge_alone(
     rt: Runtime,
     state: TreeState,
@@ -497,6 +520,7 @@ def _compare(
             CompareInput(
                 intent=state.intent,
                 original_sql=state.original_sql,
+                original_is_draft=state.first_draft,
                 checks=state.checks,
                 contenders=[
                     Contender(

@@ -136,6 +136,7 @@ class Contender(BaseModel):
 class CompareInput(BaseModel):
     intent: str
     original_sql: str | list[str] | None = None
+    original_is_draft: bool = False  # ask's own first draft, not SQL the user reported faulty
     checks: CheckPlan | None = None
     contenders: list[Contender] = Field(min_length=2)
 
@@ -196,6 +197,7 @@ def compare_candidates(inp: CompareInput, ctx: ToolContext) -> Comparison:
         response_model=ComparisonReply,
         intent=inp.intent,
         original_sql=statements_text(inp.original_sql),
+        original_is_draft=inp.original_is_draft,
         contenders=contenders,
         differences=diffs,
         checks=[describe(c) for c in inp.checks.all_checks()] if inp.checks else [],
