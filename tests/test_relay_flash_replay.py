@@ -73,7 +73,8 @@ ESCALATE = Path(__file__).parent / "fixtures" / "llm" / "relay_flash_escalate"
 def test_escalate_runs_replay_to_their_verdicts_through_the_judged_rewrite_and_the_planner(pg_admin_url):
     """``acts:escalate`` on four tasks of the fourth measured draw (seed 20261203), recorded through the relay:
     on 1 and 14 the judge approved the direct rewrite (three calls: rewrite, checks, judge); on 22 and 114 it
-    did not and the planner's tree took over (6 and 10 calls)."""
+    did not and the planner's tree took over (6 and 8 calls; on 114 a later candidate met the rewrite head to head,
+    the rewrite having been refuted on the judge's reading alone)."""
     from actsagent.birdcritic.runner import make_task_runner
     from actsagent.birdcritic.systems import make_system
     from actsagent.birdcritic.tasks import load_tasks
