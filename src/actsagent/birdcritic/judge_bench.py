@@ -120,16 +120,8 @@ def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
     """Solve once, then label every judged candidate and the final answer with the scorer."""
     start = time.perf_counter()
     rec = runner.base_record(task)
-    reason = runner.unsupported_reason(task)
-    if reason is not None:
-        return rec | {
-            "status": "unsupported",
-            "reason": reason,
-            "candidates": [],
-            "llm_calls": 0,
-            "tokens": 0,
-            "total_s": 0.0,
-        }
+    if (skipped := runner.unsupported_record(task)) is not None:
+        return skipped | {"candidates": []}
     out, system_error, pre_error = runner.solve(task)
     solve_s = time.perf_counter() - start
     t1 = time.perf_counter()

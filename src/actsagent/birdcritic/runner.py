@@ -159,19 +159,25 @@ class TaskRunner:
     def record(self, task: PublicTask) -> dict[str, Any]:
         return self.run(task)
 
+    def unsupported_record(self, task: PublicTask) -> dict[str, Any] | None:
+        """The finished record of a task this runner cannot run (``unsupported_reason``), or None."""
+        reason = self.unsupported_reason(task)
+        if reason is None:
+            return None
+        return self.base_record(task) | {
+            "status": "unsupported",
+            "passed": False,
+            "reason": reason,
+            "total_s": 0.0,
+            "llm_calls": 0,
+            "tokens": 0,
+        }
+
     def run(self, task: PublicTask) -> dict[str, Any]:
         start = time.perf_counter()
         rec = self.base_record(task)
-        reason = self.unsupported_reason(task)
-        if reason is not None:
-            return rec | {
-                "status": "unsupported",
-                "passed": False,
-                "reason": reason,
-                "total_s": 0.0,
-                "llm_calls": 0,
-                "tokens": 0,
-            }
+        if (skipped := self.unsupported_record(task)) is not None:
+            return skipped
         t0 = time.perf_counter()
         out, system_error, pre_error = self.solve(task)
         solve_s = time.perf_counter() - t0
