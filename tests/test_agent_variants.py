@@ -202,6 +202,7 @@ def _second_chance_script(best: str):
             return {"sql": "SELECT COUNT(*) FROM customers WHERE country = 'DE'"}  # different rows from the draft
         if response_model.__name__ == "ComparisonReply":
             assert "First draft written from the question" in user_text(messages)  # not called faulty
+            assert "Earlier single judgement" not in user_text(messages)  # the draft's refutation is not shown
             return {
                 "verdicts": [{"label": "A", "right": best == "A"}, {"label": "B", "right": best == "B"}],
                 "best": best,

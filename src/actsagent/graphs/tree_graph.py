@@ -529,7 +529,8 @@ def _compare(
                         origin=c.origin,
                         sql=c.sql,
                         verification=c.verification,
-                        judged=c.verdict.summary() if c is not rec else "",
+                        # a refuted draft meets its replacement blind: a second reading, not an echo of the first
+                        judged=c.verdict.summary() if c is not rec and c.status != "refuted" else "",
                     )
                     for c in group
                     if c.verification is not None
