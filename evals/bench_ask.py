@@ -240,6 +240,10 @@ def one(cfg: AskConfig, q, dbs: _Databases, model: Any) -> dict:
         prompt_tokens=run.usage.prompt_tokens,
         completion_tokens=run.usage.completion_tokens,
         framework_ms=round(run.framework_ms, 1),
+        # how the tree ended: whether it kept its first draft, and on what evidence its answer was approved
+        draft_kept=run.final_sql == run.original_sql,
+        verdict=run.verdict.method if run.verdict else None,
+        confirmed=bool(run.verdict and run.verdict.passed and run.verdict.confirmed),
     )
     if not run.final_sql:
         rec.update(outcome="no_sql", match=False)

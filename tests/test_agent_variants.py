@@ -222,12 +222,14 @@ def test_a_draft_refuted_on_the_judges_reading_alone_is_compared_with_its_replac
     assert run.verdict.method == "comparison"
 
 
-def test_a_replacement_that_wins_the_comparison_with_the_draft_is_the_answer(pg_db):
+def test_an_unconfirmed_replacement_preferred_in_the_comparison_does_not_replace_a_draft_that_runs(pg_db):
     model = ScriptedChatModel(_second_chance_script("B"))
     run = ask("How many customers are there in Germany?", pg_db, model=model)
     assert [c.response_model for c in model.calls].count("ComparisonReply") == 1
-    assert run.final_sql == "SELECT COUNT(*) FROM customers WHERE country = 'DE'" and run.status == "solved"
-    assert run.tree.executed()[0].status == "refuted"
+    assert run.final_sql == "SELECT COUNT(*) FROM customers" and run.status == "best_effort"
+    assert any("the draft stands" in n for n in run.notes)
+    alternative = run.tree.executed()[-1]
+    assert alternative.output.sql == "SELECT COUNT(*) FROM customers WHERE country = 'DE'"  # tried, shown, not chosen
 
 
 def test_a_draft_refuted_by_a_failed_check_gets_no_second_chance(pg_db):
