@@ -30,9 +30,9 @@ BUSY = {"detail": "An answer is still being worked out in this conversation."}
 
 
 def _drain(runner: TurnRunner, tid: str) -> None:
-    """Wait (on the turn's channel, no polling) until its worker has finished."""
+    """Wait (on the turn's channel, no polling) until its worker has finished (and dropped the channel)."""
     ch = runner.channel(tid)
-    seen, more = 0, True
+    seen, more = 0, ch is not None
     while more:
         evs, more = ch.wait(seen, 30.0)
         seen = evs[-1].seq if evs else seen
