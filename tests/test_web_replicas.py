@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -32,10 +32,18 @@ TESTS = Path(__file__).parent
 SRC = str(Path(actsagent.__file__).parents[1])
 
 
+_GIVEN: set[int] = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port, never one handed out before (replicas started together pick theirs before either binds)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -44,22 +52,12 @@ def _env(home: Path) -> dict[str, str]:
 
 
 @contextmanager
-def _replica(argv: list[str], home: Path, port: int) -> Iterator[tuple[subprocess.Popen, httpx.Client]]:
-    """A server process, once it answers on ``port``; killed (if still alive) when the block ends."""
+def _process(argv: list[str], home: Path, port: int) -> Iterator[tuple[subprocess.Popen, httpx.Client]]:
+    """A server process and a client for its port; killed (if still alive) when the block ends."""
     log = open(home.with_suffix(".log"), "w")  # noqa: SIM115 - closed below, after the process
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=_env(home), cwd=TESTS)
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, home.with_suffix(".log").read_text()
-            try:
-                if client.get("/api/status").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, home.with_suffix(".log").read_text()
-            time.sleep(0.2)
         yield proc, client
     finally:
         client.close()
@@ -69,16 +67,40 @@ def _replica(argv: list[str], home: Path, port: int) -> Iterator[tuple[subproces
         log.close()
 
 
-def _serve(db_url: str, store_url: str, home: Path, lease: float = 2.0):
+def _answers(proc: subprocess.Popen, client: httpx.Client, home: Path) -> None:
+    """Wait until the server answers on its port (it must not exit meanwhile)."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert proc.poll() is None, home.with_suffix(".log").read_text()
+        try:
+            if client.get("/api/status").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, home.with_suffix(".log").read_text()
+        time.sleep(0.05)
+
+
+@contextmanager
+def _replicas(*specs: tuple[list[str], Path, int]) -> Iterator[list[tuple[subprocess.Popen, httpx.Client]]]:
+    """Server processes, all started at once (they start up side by side), yielded once each one answers."""
+    with ExitStack() as stack:
+        started = [stack.enter_context(_process(*spec)) for spec in specs]
+        for (proc, client), (_, home, _) in zip(started, specs, strict=True):
+            _answers(proc, client, home)
+        yield started
+
+
+def _serve(db_url: str, store_url: str, home: Path, lease: float = 2.0) -> tuple[list[str], Path, int]:
     port = _free_port()
     argv = [sys.executable, "-c", "from actsagent.cli import main; main()", "serve", "--port", str(port)]
     argv += ["--db", db_url, "--store", store_url, "--no-llm", "--lease", str(lease)]
-    return _replica(argv, home, port)
+    return argv, home, port
 
 
-def _scripted(db_url: str, store_url: str, home: Path, lease: float = 2.0):
+def _scripted(db_url: str, store_url: str, home: Path, lease: float = 2.0) -> tuple[list[str], Path, int]:
     port = _free_port()
-    return _replica([sys.executable, "replica_server.py", db_url, store_url, str(port), str(lease)], home, port)
+    return [sys.executable, "replica_server.py", db_url, store_url, str(port), str(lease)], home, port
 
 
 def _stream(client: httpx.Client, tid: str, after: int = 0) -> Iterator[dict]:
@@ -96,8 +118,10 @@ def test_a_turn_started_on_one_replica_streams_from_another_and_a_killed_one_lea
     store = pg_db_factory()
     db = pg_db_factory(["CREATE TABLE t (x int)", "INSERT INTO t VALUES (1), (2)"])
     with (
-        _serve(db.url, store.url, tmp_path / "a") as (proc_a, a),
-        _serve(db.url, store.url, tmp_path / "b") as (_, b),
+        _replicas(_serve(db.url, store.url, tmp_path / "a"), _serve(db.url, store.url, tmp_path / "b")) as [
+            (proc_a, a),
+            (_, b),
+        ],
         psycopg.connect(db.url) as locker,
     ):
         cid = a.post("/api/conversations", json={}).json()["id"]
@@ -141,10 +165,10 @@ def test_a_clarification_asked_on_one_replica_is_answered_on_another(pg_db_facto
         demo_url = demo.url
     finally:
         demo.close()
-    with (
-        _scripted(demo_url, store.url, tmp_path / "a") as (proc_a, a),
-        _scripted(demo_url, store.url, tmp_path / "b") as (_, b),
-    ):
+    with _replicas(_scripted(demo_url, store.url, tmp_path / "a"), _scripted(demo_url, store.url, tmp_path / "b")) as [
+        (proc_a, a),
+        (_, b),
+    ]:
         cid = a.post("/api/conversations", json={}).json()["id"]
         r = a.post(f"/api/conversations/{cid}/ask", json={"question": "What is the revenue per product category?"})
         turn = r.json()
