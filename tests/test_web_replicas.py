@@ -11,7 +11,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -24,6 +26,7 @@ from copilot_script import REVENUE_PAID
 from test_web_turns import one_turn_starts
 
 import actsagent
+from actsagent.db.admin import advisory_lock
 from actsagent.demo import ensure_demo
 from actsagent.web.store import INTERRUPTED_TEXT, PG_SCHEMA
 from actsagent.web.stores import open_store
@@ -219,6 +222,35 @@ def test_postgres_stores_keep_one_running_turn_and_end_a_stopped_replicas_turns(
     finally:
         for s in stores:
             s.close()
+
+
+def test_a_replica_waiting_to_create_the_checkpoint_tables_never_stalls_the_one_creating_them(pg_db_factory):
+    """The holder of the setup lock builds indexes concurrently, which waits for every older snapshot: a waiter
+    must not hold one while it waits, or the two wait for each other forever (replicas started together)."""
+    url = pg_db_factory(["CREATE TABLE t (x int)"]).url
+    key, taken = f"setup {uuid.uuid4().hex}", threading.Event()
+
+    def wait_for_the_lock() -> None:
+        with advisory_lock(url, key):
+            taken.set()
+
+    with advisory_lock(url, key), psycopg.connect(url, autocommit=True) as builder:
+        waiter = threading.Thread(target=wait_for_the_lock)
+        waiter.start()
+        for _ in range(1200):  # until the waiter has asked for the lock too
+            (asking,) = builder.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE %s",
+                ["SELECT pg_%advisory_lock(hashtext(%"],
+            ).fetchone()
+            if asking >= 2:
+                break
+            time.sleep(0.05)
+        assert asking >= 2
+        builder.execute("SET statement_timeout = '30s'")  # (a stalled build fails here, instead of hanging the run)
+        builder.execute("CREATE INDEX CONCURRENTLY t_x ON t (x)")
+        assert not taken.is_set()
+    waiter.join(30)
+    assert taken.is_set()
 
 
 def test_each_user_of_a_multi_user_copilot_gets_a_schema_of_their_own(pg_db_factory):
