@@ -11,10 +11,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -24,6 +26,7 @@ from copilot_script import REVENUE_PAID
 from test_web_turns import one_turn_starts
 
 import actsagent
+from actsagent.db.admin import advisory_lock
 from actsagent.demo import ensure_demo
 from actsagent.web.store import INTERRUPTED_TEXT, PG_SCHEMA
 from actsagent.web.stores import open_store
@@ -32,10 +35,18 @@ TESTS = Path(__file__).parent
 SRC = str(Path(actsagent.__file__).parents[1])
 
 
+_GIVEN: set[int] = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port, never one handed out before (replicas started together pick theirs before either binds)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -44,22 +55,12 @@ def _env(home: Path) -> dict[str, str]:
 
 
 @contextmanager
-def _replica(argv: list[str], home: Path, port: int) -> Iterator[tuple[subprocess.Popen, httpx.Client]]:
-    """A server process, once it answers on ``port``; killed (if still alive) when the block ends."""
+def _process(argv: list[str], home: Path, port: int) -> Iterator[tuple[subprocess.Popen, httpx.Client]]:
+    """A server process and a client for its port; killed (if still alive) when the block ends."""
     log = open(home.with_suffix(".log"), "w")  # noqa: SIM115 - closed below, after the process
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=_env(home), cwd=TESTS)
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, home.with_suffix(".log").read_text()
-            try:
-                if client.get("/api/status").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, home.with_suffix(".log").read_text()
-            time.sleep(0.2)
         yield proc, client
     finally:
         client.close()
@@ -69,16 +70,40 @@ def _replica(argv: list[str], home: Path, port: int) -> Iterator[tuple[subproces
         log.close()
 
 
-def _serve(db_url: str, store_url: str, home: Path, lease: float = 2.0):
+def _answers(proc: subprocess.Popen, client: httpx.Client, home: Path) -> None:
+    """Wait until the server answers on its port (it must not exit meanwhile)."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert proc.poll() is None, home.with_suffix(".log").read_text()
+        try:
+            if client.get("/api/status").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, home.with_suffix(".log").read_text()
+        time.sleep(0.05)
+
+
+@contextmanager
+def _replicas(*specs: tuple[list[str], Path, int]) -> Iterator[list[tuple[subprocess.Popen, httpx.Client]]]:
+    """Server processes, all started at once (they start up side by side), yielded once each one answers."""
+    with ExitStack() as stack:
+        started = [stack.enter_context(_process(*spec)) for spec in specs]
+        for (proc, client), (_, home, _) in zip(started, specs, strict=True):
+            _answers(proc, client, home)
+        yield started
+
+
+def _serve(db_url: str, store_url: str, home: Path, lease: float = 2.0) -> tuple[list[str], Path, int]:
     port = _free_port()
     argv = [sys.executable, "-c", "from actsagent.cli import main; main()", "serve", "--port", str(port)]
     argv += ["--db", db_url, "--store", store_url, "--no-llm", "--lease", str(lease)]
-    return _replica(argv, home, port)
+    return argv, home, port
 
 
-def _scripted(db_url: str, store_url: str, home: Path, lease: float = 2.0):
+def _scripted(db_url: str, store_url: str, home: Path, lease: float = 2.0) -> tuple[list[str], Path, int]:
     port = _free_port()
-    return _replica([sys.executable, "replica_server.py", db_url, store_url, str(port), str(lease)], home, port)
+    return [sys.executable, "replica_server.py", db_url, store_url, str(port), str(lease)], home, port
 
 
 def _stream(client: httpx.Client, tid: str, after: int = 0) -> Iterator[dict]:
@@ -96,8 +121,10 @@ def test_a_turn_started_on_one_replica_streams_from_another_and_a_killed_one_lea
     store = pg_db_factory()
     db = pg_db_factory(["CREATE TABLE t (x int)", "INSERT INTO t VALUES (1), (2)"])
     with (
-        _serve(db.url, store.url, tmp_path / "a") as (proc_a, a),
-        _serve(db.url, store.url, tmp_path / "b") as (_, b),
+        _replicas(_serve(db.url, store.url, tmp_path / "a"), _serve(db.url, store.url, tmp_path / "b")) as [
+            (proc_a, a),
+            (_, b),
+        ],
         psycopg.connect(db.url) as locker,
     ):
         cid = a.post("/api/conversations", json={}).json()["id"]
@@ -141,10 +168,10 @@ def test_a_clarification_asked_on_one_replica_is_answered_on_another(pg_db_facto
         demo_url = demo.url
     finally:
         demo.close()
-    with (
-        _scripted(demo_url, store.url, tmp_path / "a") as (proc_a, a),
-        _scripted(demo_url, store.url, tmp_path / "b") as (_, b),
-    ):
+    with _replicas(_scripted(demo_url, store.url, tmp_path / "a"), _scripted(demo_url, store.url, tmp_path / "b")) as [
+        (proc_a, a),
+        (_, b),
+    ]:
         cid = a.post("/api/conversations", json={}).json()["id"]
         r = a.post(f"/api/conversations/{cid}/ask", json={"question": "What is the revenue per product category?"})
         turn = r.json()
@@ -195,6 +222,35 @@ def test_postgres_stores_keep_one_running_turn_and_end_a_stopped_replicas_turns(
     finally:
         for s in stores:
             s.close()
+
+
+def test_a_replica_waiting_to_create_the_checkpoint_tables_never_stalls_the_one_creating_them(pg_db_factory):
+    """The holder of the setup lock builds indexes concurrently, which waits for every older snapshot: a waiter
+    must not hold one while it waits, or the two wait for each other forever (replicas started together)."""
+    url = pg_db_factory(["CREATE TABLE t (x int)"]).url
+    key, taken = f"setup {uuid.uuid4().hex}", threading.Event()
+
+    def wait_for_the_lock() -> None:
+        with advisory_lock(url, key):
+            taken.set()
+
+    with advisory_lock(url, key), psycopg.connect(url, autocommit=True) as builder:
+        waiter = threading.Thread(target=wait_for_the_lock)
+        waiter.start()
+        for _ in range(1200):  # until the waiter has asked for the lock too
+            (asking,) = builder.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE %s",
+                ["SELECT pg_%advisory_lock(hashtext(%"],
+            ).fetchone()
+            if asking >= 2:
+                break
+            time.sleep(0.05)
+        assert asking >= 2
+        builder.execute("SET statement_timeout = '30s'")  # (a stalled build fails here, instead of hanging the run)
+        builder.execute("CREATE INDEX CONCURRENTLY t_x ON t (x)")
+        assert not taken.is_set()
+    waiter.join(30)
+    assert taken.is_set()
 
 
 def test_each_user_of_a_multi_user_copilot_gets_a_schema_of_their_own(pg_db_factory):

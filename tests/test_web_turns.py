@@ -30,9 +30,9 @@ BUSY = {"detail": "An answer is still being worked out in this conversation."}
 
 
 def _drain(runner: TurnRunner, tid: str) -> None:
-    """Wait (on the turn's channel, no polling) until its worker has finished."""
+    """Wait (on the turn's channel, no polling) until its worker has finished (and dropped the channel)."""
     ch = runner.channel(tid)
-    seen, more = 0, True
+    seen, more = 0, ch is not None
     while more:
         evs, more = ch.wait(seen, 30.0)
         seen = evs[-1].seq if evs else seen
@@ -164,6 +164,29 @@ def test_a_crashed_turn_says_what_failed_and_frees_its_conversation(tmp_path):
     assert store.get_turn(turn.id).status == "failed"
     assert store.add_turn(cid, "run").index == 1
     runner.shutdown()
+
+
+def test_a_turn_ended_by_a_sweep_while_its_worker_writes_keeps_every_event_and_its_status(tmp_path):
+    store = SqliteStore(tmp_path / "c.sqlite")
+    other = SqliteStore(tmp_path / "c.sqlite")  # another replica on the file: it sweeps this one's turn away
+    turn = store.add_turn(store.create_conversation("c").id, "ask", question="q")
+
+    def steps():
+        yield Step(type="start", message="q")
+        assert other.mark_interrupted(all_others=True) == 1  # takes seqs 2 and 3, which the worker counted on
+        yield Step(type="final", data={"final_sql": "SELECT 1"})
+        yield Step(type="done", data={"status": "done", "final_sql": "SELECT 1"})
+
+    assert [e.seq for e in record(store, turn.id, steps())] == [1, 4, 5]
+    assert [(e.seq, e.type) for e in store.events(turn.id)] == [
+        (1, "start"),
+        (2, "error"),
+        (3, "done"),
+        (4, "final"),
+        (5, "done"),
+    ]
+    ended = store.get_turn(turn.id)
+    assert (ended.status, ended.final_sql) == ("interrupted", "SELECT 1")
 
 
 def _stored_sizes(store: SqliteStore) -> list[int]:

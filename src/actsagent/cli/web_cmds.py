@@ -99,12 +99,8 @@ def serve(
     open_browser: bool = typer.Option(False, "--open", help="open the page in a browser"),
 ) -> None:
     """Start the analyst copilot: a chat page showing the agent's plan, SQL and rows as they come."""
-    import uvicorn
-
-    from actsagent.web import create_app
-
     bind, url_host, local = bind_address(host)
-    target = parse_store(store)  # a bad --store is one line, before anything starts
+    target = parse_store(store)  # a bad --store is one line, before anything starts (or is imported)
     if token and tokens:
         raise UserError("give either --token (one user) or --tokens (a file of users), not both")
     callers = None
@@ -117,6 +113,10 @@ def serve(
             f"refusing to serve on {url_host} without an access token: pass --token (or set "
             f"ACTSAGENT_TOKEN) or --tokens, or bind to 127.0.0.1"
         )
+    import uvicorn
+
+    from actsagent.web import create_app
+
     model = _model(no_llm)
     # DNS rebinding guard for a local server (Starlette compares the Host header without its port)
     allowed = sorted({"127.0.0.1", "localhost", "[::1]", url_host.lower()}) if local else None

@@ -188,10 +188,16 @@ def comment_database(admin: str, name: str, text: str) -> None:
 
 
 @contextmanager
-def advisory_lock(admin: str, key: str) -> Iterator[None]:
-    """One holder of ``key`` on the server at a time (across processes), for as long as the block runs."""
+def advisory_lock(admin: str, key: str, *, poll_s: float = 0.05) -> Iterator[None]:
+    """One holder of ``key`` on the server at a time (across processes), for as long as the block runs.
+
+    A waiter tries again every ``poll_s`` rather than blocking in ``pg_advisory_lock``: a blocked statement holds a
+    snapshot, and a holder's ``CREATE INDEX CONCURRENTLY`` waits for every older snapshot, so two processes setting
+    up at once (copilot replicas creating the checkpoint tables) would wait for each other forever, in a cycle the
+    server cannot see (the holder's lock and its index build are on two connections of one client)."""
     with connect(admin) as conn:
-        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [key])
+        while not (conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [key]).fetchone() or [False])[0]:
+            time.sleep(poll_s)
         try:
             yield
         finally:

@@ -139,11 +139,12 @@ def create_app(
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.add_middleware(BodyLimit, limit=max_body_bytes)  # outermost: nothing reads a body before the limit
 
-    def check_token(request: Request) -> None:
+    # the two checks of every API request are async: a plain def would cost each request two hops to a worker thread
+    async def check_token(request: Request) -> None:
         if token and not secrets.compare_digest(given_token(request).encode(), token.encode()):
             raise HTTPException(status_code=401, detail=TOKEN_NEEDED)
 
-    def json_only(request: Request) -> None:
+    async def json_only(request: Request) -> None:
         # A cross-site form cannot send application/json without a CORS preflight, which we never allow.
         if request.method in ("POST", "PATCH", "PUT"):
             ctype = request.headers.get("content-type", "")
@@ -182,8 +183,8 @@ def create_app(
             status_code=500,
         )
 
-    def conversation_or_404(cid: str) -> Conversation:
-        conv = store.get_conversation(cid, with_events=False)
+    def conversation_or_404(cid: str) -> ConversationSummary:
+        conv = store.conversation_summary(cid)
         if conv is None:
             raise HTTPException(status_code=404, detail="No such conversation.")
         return conv
@@ -194,7 +195,7 @@ def create_app(
             raise HTTPException(status_code=404, detail="No such turn.")
         return turn
 
-    def name_from(conv: Conversation, text: str) -> None:
+    def name_from(conv: ConversationSummary, text: str) -> None:
         if conv.title == _NEW_TITLE and text.strip():
             line = " ".join(text.split())
             store.rename_conversation(conv.id, line[:70] + ("…" if len(line) > 70 else ""))
@@ -287,7 +288,11 @@ def create_app(
         turn = start_turn(cid, "ask", question=body.question)
         previous = store.previous_turns(cid, turn.index)
         name_from(conv, body.question)
-        runner.start(turn.id, lambda: flow.ask(body.question, thread_id=turn.thread_id or turn.id, previous=previous))
+        runner.start(
+            turn.id,
+            lambda: flow.ask(body.question, thread_id=turn.thread_id or turn.id, previous=previous),
+            fresh=True,
+        )
         return turn
 
     @api.post("/conversations/{cid}/sql", status_code=202)
@@ -300,7 +305,7 @@ def create_app(
         turn = start_turn(cid, body.action, question=question, sql=body.sql)
         name_from(conv, body.question or body.sql)
         if body.action == "run":
-            runner.start(turn.id, lambda: flow.run_sql(body.sql, question=question))
+            runner.start(turn.id, lambda: flow.run_sql(body.sql, question=question), fresh=True)
         else:
             previous = store.previous_turns(cid, turn.index)
             runner.start(
@@ -308,6 +313,7 @@ def create_app(
                 lambda: flow.repair(
                     body.sql, thread_id=turn.thread_id or turn.id, question=body.question, previous=previous
                 ),
+                fresh=True,
             )
         return turn
 
@@ -328,25 +334,31 @@ def create_app(
 
     @api.get("/turns/{tid}/events")
     async def events(tid: str, request: Request, after: int = 0) -> EventSourceResponse:
-        turn_or_404(tid)
         last = request.headers.get("last-event-id")
         if last and last.isdigit():
             after = max(after, int(last))
+        ch = runner.channel(tid)  # the turn runs here (so it exists): its events as they are produced
+        polled = None
+        if ch is None:  # stored, or running on another replica: the store says which, and whether there is one
+            polled = await anyio.to_thread.run_sync(store.poll, tid, after, abandon_on_cancel=True)
+            if polled is None:
+                raise HTTPException(status_code=404, detail="No such turn.")
 
         async def gen() -> AsyncIterator[dict[str, str]]:
             seen = after
-            ch = runner.channel(tid)
-            if ch is not None and ch.open:  # the turn runs here: its events as they are produced
+            if ch is not None:
                 while True:
-                    evs, more = await anyio.to_thread.run_sync(ch.wait, seen, 10.0, abandon_on_cancel=True)
+                    evs, more = ch.wait(seen, 0)  # what is there already, without a worker thread
+                    if not evs and more:
+                        evs, more = await anyio.to_thread.run_sync(ch.wait, seen, 10.0, abandon_on_cancel=True)
                     for ev in evs:
                         seen = ev.seq
                         yield _sse(ev)
-                    if not more and not evs:
+                    if not more:
                         break
-            else:  # stored, or running on another replica: the store, polled until the turn stops running
+            else:  # the store, polled every ``poll_s`` until the turn stops running (or is deleted)
+                evs, running = polled or ([], False)
                 while True:
-                    evs, running = await anyio.to_thread.run_sync(store.poll, tid, seen, abandon_on_cancel=True)
                     for ev in evs:
                         seen = ev.seq
                         yield _sse(ev)
@@ -354,6 +366,8 @@ def create_app(
                         break
                     if not evs:
                         await anyio.sleep(poll_s)
+                    again = await anyio.to_thread.run_sync(store.poll, tid, seen, abandon_on_cancel=True)
+                    evs, running = again or ([], False)
             yield {"event": "end", "data": "{}"}
 
         # sse-starlette frames the events (one "data:" line each: the JSON has no line break), pings an idle

@@ -60,14 +60,15 @@ class TurnRunner:
         ch = self.channel(turn_id)
         return bool(ch and ch.open)
 
-    def start(self, turn_id: str, steps: Callable[[], Iterator[Step]]) -> None:
+    def start(self, turn_id: str, steps: Callable[[], Iterator[Step]], *, fresh: bool = False) -> None:
         """Run ``steps`` for ``turn_id`` in a worker. The caller has set the turn ``running`` in the store
-        (``add_turn`` or ``claim_turn``), which is what keeps a conversation to one turn at a time."""
+        (``add_turn`` or ``claim_turn``), which is what keeps a conversation to one turn at a time. A resumed
+        turn's channel starts with the events stored so far; a ``fresh`` one (just added) has none to read."""
         with self._lock:
             existing = self._channels.get(turn_id)
             if existing is not None and existing.open:
                 raise RuntimeError(f"turn {turn_id} is already running")
-            ch = Channel(self.store.events(turn_id))
+            ch = Channel([] if fresh else self.store.events(turn_id))
             self._channels[turn_id] = ch
         try:
             self._pool.submit(self._work, turn_id, ch, steps)
@@ -99,6 +100,9 @@ class TurnRunner:
         finally:
             self.store.end_if_running(turn_id)  # never leave the conversation locked
             ch.close()
+            with self._lock:  # every event is in the store now: listeners from here on read it there
+                if self._channels.get(turn_id) is ch:
+                    del self._channels[turn_id]
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -106,21 +110,24 @@ class TurnRunner:
 
 def record(store: ConversationStore, turn_id: str, steps: Iterator[Step]) -> Iterator[WebEvent]:
     """Store each step of a turn as an event (and the turn's outcome), then hand it on; every event is cut
-    to the sizes of ``limits`` first, so neither the store nor a listener ever gets a huge one."""
+    to the sizes of ``limits`` first, so neither the store nor a listener ever gets a huge one. The turn's
+    seq is read once and counted here: one write per event."""
+    seq = store.next_seq(turn_id)
     for step in steps:
-        ev = WebEvent(
-            turn_id=turn_id,
-            seq=store.next_seq(turn_id),
-            type=step.type,
-            node_id=step.node_id,
-            message=cut(step.message, MAX_MESSAGE_CHARS),
-            data=bounded(step.data),
-            tree=bounded_tree(step.tree),
+        ev = store.add_event(
+            WebEvent(
+                turn_id=turn_id,
+                seq=seq,
+                type=step.type,
+                node_id=step.node_id,
+                message=cut(step.message, MAX_MESSAGE_CHARS),
+                data=bounded(step.data),
+                tree=bounded_tree(step.tree),
+            )
         )
-        store.append_event(ev)
+        seq = ev.seq + 1
         if step.type == "done":  # a turn marked interrupted meanwhile (its replica seemed gone) keeps that status
-            store.end_if_running(turn_id, ev.data.get("status", "failed"))
-            store.update_turn(turn_id, final_sql=ev.data.get("final_sql"))
+            store.finish_turn(turn_id, ev.data.get("status", "failed"), ev.data.get("final_sql"))
         elif step.type == "answer":
             store.update_turn(turn_id, answer=ev.message)
         yield ev

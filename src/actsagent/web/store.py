@@ -193,16 +193,14 @@ class ConversationStore(ABC):
 
     def list_conversations(self, limit: int = 200) -> list[ConversationSummary]:
         with self.session() as s:
-            rows = s.rows(
-                "SELECT c.id, c.title, c.database, c.created_at, c.updated_at, "
-                "(SELECT count(*) FROM turns t WHERE t.conversation_id = c.id) "
-                "FROM conversations c ORDER BY c.updated_at DESC LIMIT ?",
-                (limit,),
-            )
-        return [
-            ConversationSummary(id=r[0], title=r[1], database=r[2], created_at=r[3], updated_at=r[4], turns=r[5])
-            for r in rows
-        ]
+            rows = s.rows(f"{_SUMMARY_SELECT} ORDER BY c.updated_at DESC LIMIT ?", (limit,))
+        return [_summary(r) for r in rows]
+
+    def conversation_summary(self, cid: str) -> ConversationSummary | None:
+        """One conversation's title and size, without reading its turns (a request that starts a turn needs no more)."""
+        with self.session() as s:
+            rows = s.rows(f"{_SUMMARY_SELECT} WHERE c.id = ?", (cid,))
+        return _summary(rows[0]) if rows else None
 
     def get_conversation(self, cid: str, *, with_events: bool = True) -> Conversation | None:
         with self.session() as s:
@@ -295,6 +293,16 @@ class ConversationStore(ABC):
         with self.session() as s:
             return s.run("UPDATE turns SET status = ? WHERE id = ? AND status = 'running'", (status, tid)) > 0
 
+    def finish_turn(self, tid: str, status: TurnStatus, final_sql: str | None = None) -> None:
+        """A turn's end as its worker recorded it, in one statement: the status (unless the turn was ended
+        meanwhile, as interrupted) and the final SQL (when there is one)."""
+        with self.session() as s:
+            s.run(
+                "UPDATE turns SET status = CASE WHEN status = 'running' THEN ? ELSE status END, "
+                "final_sql = coalesce(?, final_sql) WHERE id = ?",
+                (status, final_sql, tid),
+            )
+
     def get_turn(self, tid: str, *, with_events: bool = False) -> Turn | None:
         with self.session() as s:
             rows = s.rows(f"SELECT {TURN_COLS} FROM turns WHERE id = ?", (tid,))
@@ -333,20 +341,30 @@ class ConversationStore(ABC):
         with self.session() as s:
             return self._next_seq(s, tid)
 
-    def append_event(self, event: WebEvent) -> None:
+    def add_event(self, event: WebEvent) -> WebEvent:
+        """Store a turn's next event at the seq its writer counted, in one statement; if that seq was taken
+        meanwhile (a sweep ended the turn as interrupted), at the next free one. Returns the event as stored."""
         with self.session() as s:
+            body = event.model_dump_json()
+            if s.run("INSERT INTO events VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (event.turn_id, event.seq, body)):
+                return event
+            event = event.model_copy(update={"seq": self._next_seq(s, event.turn_id)})
             self._append(s, event)
+        return event
 
     def events(self, tid: str, after: int = 0) -> list[WebEvent]:
         with self.session() as s:
             rows = s.rows("SELECT body FROM events WHERE turn_id = ? AND seq > ? ORDER BY seq", (tid, after))
         return [WebEvent.model_validate_json(r[0]) for r in rows]
 
-    def poll(self, tid: str, after: int) -> tuple[list[WebEvent], bool]:
-        """Events of a turn after ``after`` and whether it still runs (here or on another replica): the status is
-        read first, so a turn that stopped has stored every event it will have by the time they are read."""
+    def poll(self, tid: str, after: int) -> tuple[list[WebEvent], bool] | None:
+        """Events of a turn after ``after`` and whether it still runs (here or on another replica); None if there is
+        no such turn. The status is read first, so a turn that stopped has stored every event it will have by the
+        time they are read."""
         turn = self.get_turn(tid)
-        return self.events(tid, after), turn is not None and turn.status == "running"
+        if turn is None:
+            return None
+        return self.events(tid, after), turn.status == "running"
 
     @staticmethod
     def _next_seq(s: Session, tid: str) -> int:
@@ -355,6 +373,16 @@ class ConversationStore(ABC):
     @staticmethod
     def _append(s: Session, event: WebEvent) -> None:
         s.run("INSERT INTO events VALUES (?, ?, ?)", (event.turn_id, event.seq, event.model_dump_json()))
+
+
+_SUMMARY_SELECT = (
+    "SELECT c.id, c.title, c.database, c.created_at, c.updated_at, "
+    "(SELECT count(*) FROM turns t WHERE t.conversation_id = c.id) FROM conversations c"
+)
+
+
+def _summary(r: Sequence[Any]) -> ConversationSummary:
+    return ConversationSummary(id=r[0], title=r[1], database=r[2], created_at=r[3], updated_at=r[4], turns=r[5])
 
 
 def _turn(r: Sequence[Any]) -> Turn:
