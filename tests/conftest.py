@@ -110,15 +110,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 
 
+# Files whose tests share a costly module fixture: under pytest-xdist each goes to one worker whole, so the fixture
+# is built once (on two workers it would be built twice).
+_ONE_WORKER = (
+    "test_batch_engine_ray.py",  # its Ray cluster
+    "test_mcp_server.py",  # its stdio server process
+    "test_birdcritic_compare.py",  # its three benchmark runs
+)
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """Under pytest-xdist, tests go out one at a time in the order above, except that those of the Ray file go to
-    one worker together (xdist's own ``loadgroup`` cannot tag them under pytest 9)."""
+    """Under pytest-xdist, tests go out one at a time in the order above, except that those of each ``_ONE_WORKER``
+    file go to one worker together (xdist's own ``loadgroup`` cannot tag them under pytest 9)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class Scheduler(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return path if path.endswith("/test_batch_engine_ray.py") else nodeid
+            return path if path.rsplit("/", 1)[-1] in _ONE_WORKER else nodeid
 
     return Scheduler(config, log)
 
