@@ -190,6 +190,21 @@ def pg_db(pg_db_factory, shop_template):
     return pg_db_factory(template=shop_template)
 
 
+@pytest.fixture(scope="module")
+def module_shop(pg_admin_url: str, shop_template: str) -> Iterator:
+    """One copy of the shop for a module whose tests only read it: made once, not once a test, and what a first
+    use builds in it (the SafeQL value index, a server process's caches) serves the module's later tests too."""
+    from actsagent.db import admin
+    from actsagent.db.postgres import PostgresDatabase
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin.create_database(pg_admin_url, name, template=shop_template)
+    db = PostgresDatabase(admin.url_for(pg_admin_url, name))
+    yield db
+    db.close()
+    admin.drop_database(pg_admin_url, name)
+
+
 @pytest.fixture
 def sqlite_db(tmp_path):
     import sqlite3

@@ -7,13 +7,11 @@ import os
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import anyio
 import httpx
-import psycopg
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from conftest import REPO
@@ -44,25 +42,14 @@ def _stdio(db_url: str) -> Client:
 
 
 @pytest.fixture(scope="module")
-def shop_url(pg_admin_url, shop_template) -> Iterator[str]:
-    """A copy of the shop for the module's one stdio server (no test writes to it: the server refuses)."""
-    from actsagent.db import admin
-
-    name = f"t_mcp_{uuid.uuid4().hex[:12]}"
-    admin.create_database(pg_admin_url, name, template=shop_template)
-    yield admin.url_for(pg_admin_url, name)
-    admin.drop_database(pg_admin_url, name)
-
-
-@pytest.fixture(scope="module")
-def stdio(shop_url) -> Iterator[tuple[BlockingPortal, Client]]:
+def stdio(module_shop) -> Iterator[tuple[BlockingPortal, Client]]:
     """One ``actsagent mcp`` subprocess for the module's stdio tests, connected through the SDK's client (its
     start, imports and SafeQL model load cost seconds): each test runs its session on the portal's event loop."""
-    with start_blocking_portal() as portal, portal.wrap_async_context_manager(_stdio(shop_url)) as client:
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(_stdio(module_shop.url)) as client:
         yield portal, client
 
 
-def test_stdio_lists_tools_runs_queries_refuses_and_refines(stdio, shop_url):
+def test_stdio_lists_tools_runs_queries_refuses_and_refines(stdio, module_shop):
     portal, client = stdio
 
     async def session():
@@ -102,8 +89,7 @@ def test_stdio_lists_tools_runs_queries_refuses_and_refines(stdio, shop_url):
         return True
 
     assert portal.call(session)
-    with psycopg.connect(shop_url) as conn:  # the refused DELETE never ran
-        assert conn.execute("SELECT count(*) FROM orders").fetchall() == [(4,)]
+    assert module_shop.execute("SELECT count(*) FROM orders").rows == [[4]]  # the refused DELETE never ran
 
 
 def test_stdio_repair_without_a_model_reports_progress(stdio):
