@@ -295,7 +295,7 @@ def _load_functions(db: Database, cat: Catalog) -> None:
             "AND proname !~ '(_in|_out|recv|send|support|handler|_ops)$' GROUP BY proname) f"
         )
         found = res.rows[0][0] if res.ok and res.rows and isinstance(res.rows[0][0], dict) else {}
-        rows = [(name, n) for name, nargs in found.items() for n in nargs]
+        rows = [[name, n] for name, nargs in found.items() for n in nargs]
     funcs: dict[str, set[int]] = {}
     for name, narg in rows:
         funcs.setdefault(str(name).lower(), set()).add(int(narg))
