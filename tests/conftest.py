@@ -110,15 +110,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 
 
+# Files whose tests share a costly module fixture: under pytest-xdist each goes to one worker whole, so the fixture
+# is built once (on two workers it would be built twice).
+_ONE_WORKER = (
+    "test_batch_engine_ray.py",  # its Ray cluster
+    "test_mcp_server.py",  # its stdio server process
+    "test_birdcritic_compare.py",  # its three benchmark runs
+)
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """Under pytest-xdist, tests go out one at a time in the order above, except that those of the Ray file go to
-    one worker together (xdist's own ``loadgroup`` cannot tag them under pytest 9)."""
+    """Under pytest-xdist, tests go out one at a time in the order above, except that those of each ``_ONE_WORKER``
+    file go to one worker together (xdist's own ``loadgroup`` cannot tag them under pytest 9)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class Scheduler(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return path if path.endswith("/test_batch_engine_ray.py") else nodeid
+            return path if path.rsplit("/", 1)[-1] in _ONE_WORKER else nodeid
 
     return Scheduler(config, log)
 
@@ -179,6 +188,21 @@ def shop_template(pg_admin_url: str) -> str:
 def pg_db(pg_db_factory, shop_template):
     """A small shop database on the real embedded server."""
     return pg_db_factory(template=shop_template)
+
+
+@pytest.fixture(scope="module")
+def module_shop(pg_admin_url: str, shop_template: str) -> Iterator:
+    """One copy of the shop for a module whose tests only read it: made once, not once a test, and what a first
+    use builds in it (the SafeQL value index, a server process's caches) serves the module's later tests too."""
+    from actsagent.db import admin
+    from actsagent.db.postgres import PostgresDatabase
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin.create_database(pg_admin_url, name, template=shop_template)
+    db = PostgresDatabase(admin.url_for(pg_admin_url, name))
+    yield db
+    db.close()
+    admin.drop_database(pg_admin_url, name)
 
 
 @pytest.fixture

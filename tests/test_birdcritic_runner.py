@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 from actsagent.birdcritic.runner import COPY_PREFIX, run_benchmark
 from actsagent.birdcritic.systems import IssueSqlSystem, SystemOutput, make_system
 from actsagent.birdcritic.tasks import PublicTask, data_dir
+from actsagent.db import admin
 from actsagent.db.postgres import PostgresDatabase
 from actsagent.errors import UserError
 
@@ -184,22 +186,45 @@ def test_runner_cannot_leak_answers_to_the_system(tmp_path):
 
 
 _CHILD = """
-import sys, time
+import sys, threading
 from pathlib import Path
 from actsagent.birdcritic.runner import run_benchmark
 from actsagent.birdcritic.systems import SystemOutput
 
 class Slow:
+    \"\"\"Fixes the table name. With ``finish``, every task after the first ``finish`` it is given waits in its
+    database copy until the process is killed, so the kill comes with copies in flight and never after the
+    last task.\"\"\"
+
     name = "slow"
-    uses_database = False
+
+    def __init__(self, calls, finish=None):
+        self.calls, self.finish, self.uses_database = calls, finish, finish is not None
+        self._lock, self._n = threading.Lock(), 0
+
     def solve(self, task, db, schema_text):
-        with open(sys.argv[4], "a") as f:
-            f.write(task.instance_id + "\\n")
-        time.sleep(float(sys.argv[3]))
+        with self._lock:
+            self._n += 1
+            hold = self.finish is not None and self._n > self.finish
+            with open(self.calls, "a") as f:
+                f.write(task.instance_id + "\\n")
+        if hold:
+            threading.Event().wait()
         return SystemOutput(pred_sqls=[s.replace("customer ", "customers ") for s in task.issue_sql])
 
-run_benchmark("flash", Slow(), sys.argv[2], workers=2, progress=False, root=Path(sys.argv[1]))
+if __name__ == "__main__":
+    run_benchmark("flash", Slow(sys.argv[3], int(sys.argv[4])), sys.argv[2], workers=2, progress=False,
+                  root=Path(sys.argv[1]))
 """
+
+
+def _copies_of(admin_url: str, pid: int) -> list[str]:
+    """The task copies process ``pid`` made (its pid is in their names) that are still on the server."""
+    return admin.databases(admin_url, like=f"{COPY_PREFIX}{pid}_".replace("_", r"\_") + "%")
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
 
 
 def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
@@ -208,26 +233,26 @@ def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
     first_calls, second_calls = tmp_path / "calls1.txt", tmp_path / "calls2.txt"
+    # three tasks finish; the two workers' next tasks then wait in their copies: killed with those in flight
     child = subprocess.Popen(
-        [sys.executable, str(script), str(root), str(out), "0.7", str(first_calls)],
+        [sys.executable, str(script), str(root), str(out), str(first_calls), "3"],
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     deadline = time.time() + 120
     results = out / "results.jsonl"
-    while time.time() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 3):
+    while time.time() < deadline and (len(_lines(results)) < 3 or len(_lines(first_calls)) < 5):
         assert child.poll() is None, child.stderr.read().decode()[-2000:]
-        time.sleep(0.1)
+        time.sleep(0.05)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     done_before = [str(json.loads(x)["instance_id"]) for x in results.read_text().splitlines() if x.endswith("}")]
     assert 3 <= len(done_before) < 10
-    subprocess.run(
-        [sys.executable, str(script), str(root), str(out), "0", str(second_calls)],
-        check=True,
-        timeout=300,
-        capture_output=True,
+    assert len(_copies_of(pg_admin_url, child.pid)) == 2  # the two waiting tasks' copies, left by the kill
+    # the rerun, in this process: the same system, nothing waits
+    run_benchmark(
+        "flash", runpy.run_path(str(script))["Slow"](str(second_calls)), out, workers=2, progress=False, root=root
     )
     ids = [r["instance_id"] for r in _records(out)]
     assert sorted(ids) == list(range(10))  # every task exactly once, with the task file's (int) ids
@@ -235,14 +260,7 @@ def test_killed_run_resumes_without_losing_or_repeating(tmp_path, pg_admin_url):
     assert not set(resumed) & set(done_before)  # finished tasks were not redone
     assert sorted(resumed + done_before, key=int) == [str(i) for i in range(10)]
     assert all(r["passed"] for r in _records(out))
-    with psycopg.connect(pg_admin_url) as conn:
-        orphans = [
-            r[0]
-            for r in conn.execute(
-                "SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{COPY_PREFIX}{child.pid}_%"]
-            )
-        ]
-    assert orphans == []  # copies left by the killed process were dropped on resume
+    assert _copies_of(pg_admin_url, child.pid) == []  # copies left by the killed process were dropped on resume
 
 
 def test_agent_adapter_with_a_scripted_model(tmp_path):

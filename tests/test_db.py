@@ -98,6 +98,25 @@ def test_row_cap_holds_in_the_fetch(pg_db, sqlite_db):
         assert small.ok and not small.truncated
 
 
+def test_a_failed_statement_is_not_cancelled_again_but_one_left_early_is(pg_db, monkeypatch):
+    """The server ends a failing statement itself: no cancel request (a server process of its own) follows it. A
+    result left at the row cap is still cancelled, and the pooled connection serves the next statement."""
+    cancels: list[int] = []
+    real = psycopg.Connection.cancel_safe
+
+    def counted(conn, *args, **kwargs):
+        cancels.append(conn.info.backend_pid)
+        return real(conn, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "cancel_safe", counted)
+    for sql in ("SELECT 1/0", "SELECT nme FROM customers", "SELECT * FROM customers WHERE id = 'abc'"):
+        assert not pg_db.execute(sql).ok
+    assert cancels == []
+    res = pg_db.execute("SELECT generate_series(1, 1000000)", max_rows=3)
+    assert res.ok and res.truncated and res.row_count == 3 and len(cancels) == 1
+    assert pg_db.execute("SELECT count(*) FROM customers").rows == [[3]]
+
+
 def test_default_limits_apply(pg_db_factory):
     db = pg_db_factory([], limits=Limits(max_rows=7, statement_timeout_s=0.2))
     res = db.execute("SELECT generate_series(1, 50)")

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import anyio
 import httpx
 import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from conftest import REPO
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -40,64 +41,74 @@ def _stdio(db_url: str) -> Client:
     )
 
 
-def test_stdio_lists_tools_runs_queries_refuses_and_refines(pg_db):
+@pytest.fixture(scope="module")
+def stdio(module_shop) -> Iterator[tuple[BlockingPortal, Client]]:
+    """One ``actsagent mcp`` subprocess for the module's stdio tests, connected through the SDK's client (its
+    start, imports and SafeQL model load cost seconds): each test runs its session on the portal's event loop."""
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(_stdio(module_shop.url)) as client:
+        yield portal, client
+
+
+def test_stdio_lists_tools_runs_queries_refuses_and_refines(stdio, module_shop):
+    portal, client = stdio
+
     async def session():
-        async with _stdio(pg_db.url) as client:
-            names = {t.name for t in (await client.list_tools()).tools}
-            assert {"list_schema", "run_sql", "inspect_columns", "refine_sql", "repair_sql"} <= names
-            assert "ask" not in names  # no model configured: the agent's LLM-free tools only
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"list_schema", "run_sql", "inspect_columns", "refine_sql", "repair_sql"} <= names
+        assert "ask" not in names  # no model configured: the agent's LLM-free tools only
 
-            ok = await client.call_tool("run_sql", {"sql": "SELECT name FROM customers ORDER BY name"})
-            assert not ok.is_error
-            first = ok.structured_content["statements"][0]
-            assert first["columns"] == ["name"] and first["rows"] == [["Ada"], ["Bob"], ["Chloe"]]
+        ok = await client.call_tool("run_sql", {"sql": "SELECT name FROM customers ORDER BY name"})
+        assert not ok.is_error
+        first = ok.structured_content["statements"][0]
+        assert first["columns"] == ["name"] and first["rows"] == [["Ada"], ["Bob"], ["Chloe"]]
 
-            refused = await client.call_tool("run_sql", {"sql": "DELETE FROM orders"})
-            assert refused.is_error
-            err = refused.structured_content["statements"][0]["error"]
-            assert err["engine"] == "guard" and err["error_class"] == "guard_rejected"
+        refused = await client.call_tool("run_sql", {"sql": "DELETE FROM orders"})
+        assert refused.is_error
+        err = refused.structured_content["statements"][0]["error"]
+        assert err["engine"] == "guard" and err["error_class"] == "guard_rejected"
 
-            missing = await client.call_tool("run_sql", {"sql": "SELECT totl FROM orders"})
-            assert missing.is_error
-            assert missing.structured_content["statements"][0]["error"]["error_class"] == "unknown_column"
+        missing = await client.call_tool("run_sql", {"sql": "SELECT totl FROM orders"})
+        assert missing.is_error
+        assert missing.structured_content["statements"][0]["error"]["error_class"] == "unknown_column"
 
-            # runs but matches nothing: SafeQL finds the stored value ('DE')
-            fixed = await client.call_tool("refine_sql", {"sql": "SELECT name FROM customers WHERE country = 'de'"})
-            assert not fixed.is_error
-            assert fixed.structured_content["status"] == "refined"
-            assert fixed.structured_content["sql"] == "SELECT name FROM customers WHERE country = 'DE'"
-            assert fixed.structured_content["rows_preview"] == [["Ada"]]
-            renamed = await client.call_tool("refine_sql", {"sql": "SELECT nme FROM customer ORDER BY 1"})
-            assert renamed.structured_content["sql"] == "SELECT name FROM customers ORDER BY 1"
+        # runs but matches nothing: SafeQL finds the stored value ('DE')
+        fixed = await client.call_tool("refine_sql", {"sql": "SELECT name FROM customers WHERE country = 'de'"})
+        assert not fixed.is_error
+        assert fixed.structured_content["status"] == "refined"
+        assert fixed.structured_content["sql"] == "SELECT name FROM customers WHERE country = 'DE'"
+        assert fixed.structured_content["rows_preview"] == [["Ada"]]
+        renamed = await client.call_tool("refine_sql", {"sql": "SELECT nme FROM customer ORDER BY 1"})
+        assert renamed.structured_content["sql"] == "SELECT name FROM customers ORDER BY 1"
 
-            schema = await client.read_resource("actsagent://schema")
-            assert "Table customers" in schema.contents[0].text and "Table orders" in schema.contents[0].text
-            sample = await client.read_resource("actsagent://tables/orders/sample")
-            assert '"row_count":4' in sample.contents[0].text
-            with pytest.raises(MCPError, match="unknown table"):
-                await client.read_resource('actsagent://tables/orders";DROP TABLE orders;--/sample')
-            return True
+        schema = await client.read_resource("actsagent://schema")
+        assert "Table customers" in schema.contents[0].text and "Table orders" in schema.contents[0].text
+        sample = await client.read_resource("actsagent://tables/orders/sample")
+        assert '"row_count":4' in sample.contents[0].text
+        with pytest.raises(MCPError, match="unknown table"):
+            await client.read_resource('actsagent://tables/orders";DROP TABLE orders;--/sample')
+        return True
 
-    assert anyio.run(session)
-    assert pg_db.execute("SELECT count(*) FROM orders").rows == [[4]]  # the refused DELETE never ran
+    assert portal.call(session)
+    assert module_shop.execute("SELECT count(*) FROM orders").rows == [[4]]  # the refused DELETE never ran
 
 
-def test_stdio_repair_without_a_model_reports_progress(pg_db):
+def test_stdio_repair_without_a_model_reports_progress(stdio):
+    portal, client = stdio
+
     async def session():
         progress: list[tuple[float, str | None]] = []
 
         async def on_progress(p, total, message):
             progress.append((p, message))
 
-        async with _stdio(pg_db.url) as client:
-            res = await client.call_tool(
-                "repair_sql",
-                {"intent": "names of customers from Germany", "sql": "SELECT nme FROM customers WHERE country = 'DE'"},
-                progress_callback=on_progress,
-            )
+        res = await client.call_tool(
+            "repair_sql",
+            {"intent": "names of customers from Germany", "sql": "SELECT nme FROM customers WHERE country = 'DE'"},
+            progress_callback=on_progress,
+        )
         return res, progress
 
-    res, progress = anyio.run(session)
+    res, progress = portal.call(session)
     assert res.structured_content["final_sql"] == "SELECT name FROM customers WHERE country = 'DE'"
     assert res.structured_content["result"]["rows"] == [["Ada"]]
     assert [p for p, _ in progress] == sorted({p for p, _ in progress})  # one notification a step, increasing

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -27,9 +28,9 @@ def role_name(pg_db, pg_admin_url):
             conn.execute(f'DROP ROLE "{name}"')
 
 
-# The hostile corpus goes through four statements at a time: those that sleep wait out their statement
-# timeout side by side (each still alone in its own session).
-_AT_ONCE = 4
+# The hostile corpus goes through sixteen statements at a time: those that sleep (28 of them) wait out their
+# statement timeout side by side (each still alone in its own session).
+_AT_ONCE = 16
 
 
 def _as_role(url: str) -> psycopg.Connection:
@@ -253,21 +254,31 @@ def test_hostile_corpus_through_actsagent_on_the_embedded_default_changes_nothin
     from actsagent.db import open_embedded
     from actsagent.db.roles import READER
 
-    db = open_embedded(pg_db.name)
+    # a database's pool holds four sessions: the corpus goes through several openings of it, a thread each
+    dbs = [open_embedded(pg_db.name) for _ in range(_AT_ONCE // 4)]
+    mine = threading.local()
+    taken = iter(range(_AT_ONCE))
+
+    def run(sql: str):
+        if not hasattr(mine, "db"):
+            mine.db = dbs[next(taken) % len(dbs)]
+        return mine.db.execute(sql, timeout_s=0.5, read_only=False)  # read_only=False: not writable, still read-only
+
     try:
         before = _snapshot(pg_db.url, READER)
         secrets = _server_secrets(pg_db.url)
         statements = [sql for _, _dialect, sql in load_corpus("postgres")]
-        with ThreadPoolExecutor(_AT_ONCE) as pool:  # the database's pool holds four sessions
-            # read_only=False: not writable, still read-only
-            results = list(pool.map(lambda sql: db.execute(sql, timeout_s=0.5, read_only=False), statements))
+        with ThreadPoolExecutor(_AT_ONCE) as pool:
+            results = list(pool.map(run, statements))
         outputs = [repr(res.rows) for res in results if res.ok]
         assert _snapshot(pg_db.url, READER) == before
         assert not [s for s in secrets if any(s in out for out in outputs)]
-        res = db.execute("SELECT current_user, current_setting('default_transaction_read_only')")
-        assert res.rows == [[READER, "on"]]
+        for db in dbs:
+            res = db.execute("SELECT current_user, current_setting('default_transaction_read_only')")
+            assert res.rows == [[READER, "on"]]
     finally:
-        db.close()
+        for db in dbs:
+            db.close()
 
 
 def _snapshot(url: str, role: str) -> tuple:

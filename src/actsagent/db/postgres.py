@@ -254,13 +254,28 @@ _REFUSAL_CHECK_S = 0.1  # how often a wait for a pooled connection looks at the 
 _GONE = re.compile(r'FATAL:\s+(database|role) "[^"]*" does not exist')
 
 
+class _Connection(psycopg.Connection[Any]):
+    """A connection that cancels only a statement still running.
+
+    psycopg's ``stream()`` sends a cancel request whenever it leaves a statement before reading its end, also after
+    the server ended it with an error: a connection of its own (a process the postmaster starts) and a wait, for
+    every statement that fails. The server's error ends the statement; the clean-up then reads its end, and a
+    cancel is left for a result given up early (a row cap, a deadline).
+    """
+
+    def _try_cancel(self, *, timeout: float = 5.0) -> None:  # psycopg's clean-up of stream() and copy()
+        if self.pgconn.error_message:  # this statement's error (libpq clears it when a statement starts)
+            return
+        super()._try_cancel(timeout=timeout)
+
+
 def _recording_refusals(
     refusals: list[tuple[float, psycopg.OperationalError]],
 ) -> type[psycopg.Connection[Any]]:
     """A connection class for the pool that keeps its last refused attempt in ``refusals`` (empty after a success):
     the pool opens connections in its own threads and only retries a refusal."""
 
-    class Recording(psycopg.Connection[Any]):
+    class Recording(_Connection):
         @classmethod
         def connect(cls, *args: Any, **kwargs: Any) -> Self:
             try:

@@ -12,6 +12,7 @@ whose provider takes it (ChatOpenAI and compatibles).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -112,11 +113,10 @@ def _per_role(models: Any) -> dict[str, Any]:
 
 
 def _is_langchain(obj: Any) -> bool:
-    try:
-        from langchain_core.language_models import BaseChatModel
-    except ImportError:  # pragma: no cover - langchain-core is a dependency
-        return False
-    return isinstance(obj, BaseChatModel)
+    # An instance of BaseChatModel means its module is loaded: when it is not, nothing is one, and the check
+    # does not import it (with langsmith, about a second at the start of a command that may never use it).
+    chat_models = sys.modules.get("langchain_core.language_models.chat_models")
+    return chat_models is not None and isinstance(obj, chat_models.BaseChatModel)
 
 
 def _text(content: Any) -> str:

@@ -286,13 +286,16 @@ def _load_functions(db: Database, cat: Catalog) -> None:
         res = db.execute("SELECT name, narg FROM pragma_function_list", max_rows=100000)
         rows = res.rows if res.ok else []
     else:
+        # one JSON object {name: [argument counts]}: the ~2,000 functions as single rows would each be converted
+        # and validated on their own (most of the catalog's build time on a small database)
         res = db.execute(
-            "SELECT proname, pronargs FROM pg_proc WHERE prokind IN ('f','a','w') "
+            "SELECT json_object_agg(proname, nargs) FROM (SELECT proname, array_agg(DISTINCT pronargs::int) AS nargs "
+            "FROM pg_proc WHERE prokind IN ('f','a','w') "
             "AND pronamespace = 'pg_catalog'::regnamespace AND proname !~ '^(_|pg_)' "
-            "AND proname !~ '(_in|_out|recv|send|support|handler|_ops)$'",
-            max_rows=100000,
+            "AND proname !~ '(_in|_out|recv|send|support|handler|_ops)$' GROUP BY proname) f"
         )
-        rows = res.rows if res.ok else []
+        found = res.rows[0][0] if res.ok and res.rows and isinstance(res.rows[0][0], dict) else {}
+        rows = [[name, n] for name, nargs in found.items() for n in nargs]
     funcs: dict[str, set[int]] = {}
     for name, narg in rows:
         funcs.setdefault(str(name).lower(), set()).add(int(narg))
