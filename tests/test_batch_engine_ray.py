@@ -28,7 +28,7 @@ SYSTEM = "DAIL-SQL_GPT-4"  # real model-written SQL for Spider dev: mostly right
 
 @pytest.fixture(scope="module")
 def ray_address():
-    ctx = ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    ctx = ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     yield ctx.address_info["gcs_address"]
     ray.shutdown()
 
