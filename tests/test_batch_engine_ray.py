@@ -29,12 +29,7 @@ SYSTEM = "DAIL-SQL_GPT-4"  # real model-written SQL for Spider dev: mostly right
 
 @pytest.fixture(scope="module")
 def ray_address():
-    from actsagent.db import embedded
-
-    with ThreadPoolExecutor(1) as pool:  # the embedded PostgreSQL the later tests copy databases into starts meanwhile
-        server = pool.submit(embedded.server_url, "postgres")
-        ctx = ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-        server.result()
+    ctx = ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     yield ctx.address_info["gcs_address"]
     ray.shutdown()
 
