@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from actsagent.batch_engine import parse_engine
+from actsagent import batch_engine
+from actsagent.batch_engine import Engine, parse_engine, run_batch
 from actsagent.errors import UserError
 from actsagent.reporting import ResultLog
 
@@ -37,6 +38,29 @@ def test_merge_killed_midway_is_finished_by_the_next_merge(tmp_path):
     log.append({"id": "a"})  # the merge appended a and was killed before b and before dropping the partition
     assert log.merge_parts() == 1
     assert sorted(r["id"] for r in log.records()) == ["a", "b"]
+
+
+def test_ray_batches_give_every_actor_work_and_stay_within_the_batch_size():
+    def sizes(n: int, workers: int) -> list[int]:
+        return [len(b) for b in batch_engine._batches(list(range(n)), Engine(name="ray", workers=workers))]
+
+    assert sizes(5, 2) == [2, 2, 1]  # not one batch of 5 on one actor while the other idles
+    assert sizes(24, 2) == [6, 6, 6, 6]
+    assert sizes(300, 2) == [8] * 37 + [4]  # a big job: batches of engine.batch
+    assert sizes(3, 8) == [1, 1, 1]
+    assert sizes(0, 2) == []
+    assert [x for b in batch_engine._batches(list(range(300)), Engine(name="ray")) for x in b] == list(range(300))
+
+
+def test_a_ray_job_with_nothing_left_merges_what_a_killed_run_left_and_joins_no_cluster(tmp_path, monkeypatch):
+    def no_cluster():
+        raise AssertionError("a job with nothing to do started or joined a Ray cluster")
+
+    monkeypatch.setattr(batch_engine, "_ray", no_cluster)
+    log = ResultLog(tmp_path / "v.jsonl")
+    log.part("clean-0-11").append({"id": "a"})
+    assert list(run_batch(dict, [], log, engine=Engine(name="ray"), name="clean")) == []
+    assert [r["id"] for r in log.records()] == ["a"] and not log.parts_dir.exists()
 
 
 def test_engine_flags_say_what_is_wrong_in_one_line():

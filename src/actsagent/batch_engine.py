@@ -6,11 +6,13 @@ The local engine appends each record to the job's ``ResultLog``. Ray actors writ
 (``<log>.parts/<actor>-<pid>.jsonl``, one writer per file, so a cluster writes in parallel); the driver merges
 the partitions into the log at the end, and before each run, so a rerun after a killed driver or worker skips
 every item already recorded and keeps each item once. On a cluster of several machines the log must be on
-storage every node shares.
+storage every node shares. Each record is written as it finishes (a killed process keeps it) and flushed to disk
+once per batch of records, not one disk flush per record.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
 from collections import deque
@@ -42,7 +44,7 @@ class Engine(BaseModel):
     name: EngineName = "local"
     workers: int = Field(default=2, ge=1)
     address: str | None = None  # Ray: a cluster's address ("auto", "ray://host:10001"); None starts a local one
-    batch: int = Field(default=8, ge=1)  # Ray: items per actor call (fewer round trips, progress per batch)
+    batch: int = Field(default=8, ge=1)  # items per disk flush; Ray: at most this many per actor call
 
 
 def parse_engine(name: str, *, workers: int, address: str | None = None) -> Engine:
@@ -66,12 +68,19 @@ def run_batch(
         yield from _run_ray(make_worker, items, log, engine=engine, name=name)
         return
     worker = make_worker()
+    unsynced = 0
     try:
         for rec in run_in_pool(worker.record, items, workers=engine.workers, name=name):
-            log.append(rec)
+            log.append(rec, sync=False)  # in the file at once: a killed run keeps it
+            unsynced += 1
+            if unsynced == engine.batch:  # on disk once per batch, not a disk flush per item
+                log.sync()
+                unsynced = 0
             yield rec
     finally:
         worker.close()
+        if unsynced:
+            log.sync()
 
 
 def _ray() -> Any:
@@ -94,14 +103,27 @@ class _PartitionWriter:
         out = []
         for item in items:
             rec = self.worker.record(item)
-            self.part.append(rec)
+            self.part.append(rec, sync=False)  # written at once: a killed worker keeps every finished item
             out.append(rec)
+        if out:
+            self.part.sync()  # on disk once per batch, before the driver counts it done
         return out
+
+
+def _batches(items: Sequence[Any], engine: Engine) -> deque[list[Any]]:
+    """The actor calls: ``engine.batch`` items each, fewer when the job is small, so that every actor gets work and
+    none is left running a long batch alone at the end (5 tasks on 2 actors: 2, 2 and 1, not all 5 on one)."""
+    size = max(1, min(engine.batch, math.ceil(len(items) / (2 * engine.workers))))
+    return deque(list(items[i : i + size]) for i in range(0, len(items), size))
 
 
 def _run_ray(
     make_worker: Callable[[], BatchWorker], items: Sequence[Any], log: ResultLog, *, engine: Engine, name: str
 ) -> Iterator[dict[str, Any]]:
+    batches = _batches(items, engine)
+    if not batches:  # nothing left to do (a rerun of a finished job): no cluster to start or join
+        log.merge_parts()
+        return
     ray = _ray()
     started = not ray.is_initialized()
     if started:
@@ -111,8 +133,8 @@ def _run_ray(
             raise UserError(f"cannot reach the Ray cluster at {engine.address or 'a new local one'}: {e}") from None
     actor_cls = ray.remote(num_cpus=1, max_restarts=RETRIES, max_task_retries=RETRIES)(_PartitionWriter)
     run = uuid.uuid4().hex[:8]
-    actors = [actor_cls.remote(make_worker, str(log.path), log.key, f"{name}-{run}-{i}") for i in range(engine.workers)]
-    batches = deque(list(items[i : i + engine.batch]) for i in range(0, len(items), engine.batch))
+    n_actors = min(engine.workers, len(batches))  # no actor (a process, its databases and model) without work
+    actors = [actor_cls.remote(make_worker, str(log.path), log.key, f"{name}-{run}-{i}") for i in range(n_actors)]
     running: dict[Any, Any] = {}  # call -> actor
 
     def give(actor: Any) -> None:

@@ -126,13 +126,24 @@ class ResultLog:
             f.seek(0)
             f.truncate(data.rfind(b"\n") + 1)
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: dict[str, Any], *, sync: bool = True) -> None:
+        """One line, in the file at once (a killed process keeps it); ``sync=False`` leaves flushing it to disk to a
+        later ``sync()`` (a writer that syncs once per batch instead of paying a disk flush per record)."""
         self._repair_tail()
         line = json.dumps(record, default=str, ensure_ascii=False) + "\n"
         with self.path.open("a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                os.fsync(f.fileno())
+
+    def sync(self) -> None:
+        """Flush the lines appended so far to disk."""
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def pending(self, items: Iterable[Any], key_of) -> list[Any]:
         done = self.done()
