@@ -118,10 +118,10 @@ def _label(result: ScoreResult | None) -> dict[str, Any]:
 
 def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
     """Solve once, then label every judged candidate and the final answer with the scorer."""
-    start = time.perf_counter()
-    rec = runner.base_record(task)
     if (skipped := runner.unsupported_record(task)) is not None:
         return skipped | {"candidates": []}
+    start = time.perf_counter()
+    rec = runner.base_record(task)
     out, system_error, pre_error = runner.solve(task)
     solve_s = time.perf_counter() - start
     t1 = time.perf_counter()

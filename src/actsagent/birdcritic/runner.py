@@ -174,10 +174,10 @@ class TaskRunner:
         }
 
     def run(self, task: PublicTask) -> dict[str, Any]:
-        start = time.perf_counter()
-        rec = self.base_record(task)
         if (skipped := self.unsupported_record(task)) is not None:
             return skipped
+        start = time.perf_counter()
+        rec = self.base_record(task)
         t0 = time.perf_counter()
         out, system_error, pre_error = self.solve(task)
         solve_s = time.perf_counter() - t0
