@@ -475,9 +475,10 @@ def _draft_stands(state: TreeState, tree: PlanTree, chosen: CandidateRecord | No
 
 
 def _draft_on_opinion(state: TreeState, tree: PlanTree, rec: CandidateRecord) -> CandidateRecord | None:
-    """The candidate judged first, when the judge refuted it on its reading alone (it runs, returns rows and fails
-    no check). A later candidate then replaces it only by winning a comparison with it on the rows where their
-    results differ: one judge's doubt about a draft is weaker evidence than a head-to-head look at both."""
+    """The candidate judged first, when it was refuted on a reading alone (it runs, returns rows and fails no check;
+    the judge or a comparison doubted it). A later candidate whose results differ then meets it head to head, and
+    for ask's own draft must also be confirmed to replace it (``_draft_stands``): one reading's doubt is weaker
+    evidence than a failed check."""
     if not state.verify_first or rec.node == tree.root:
         return None
     first = state.candidates.get(tree.root or "")
