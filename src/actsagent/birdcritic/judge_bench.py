@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,10 @@ class JudgedCandidate(BaseModel):
     entailment_score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)  # per judged dimension, when the judge gives them
     reasons: list[str] = Field(default_factory=list)
+    confirmed: bool = False  # approved with evidence beyond the judge's reading
+    evidence: list[str] = Field(default_factory=list)
+    checks: dict[str, int] = Field(default_factory=dict)  # check results by status
+    judge_verdict: str | None = None  # the model's own word: correct, wrong or unsure
     final: bool = False
 
 
@@ -90,6 +94,10 @@ def judged_candidates(run: Any) -> list[JudgedCandidate]:
                 entailment_score=verdict.entailment_score,
                 scores=scores,
                 reasons=[str(r)[:300] for r in verdict.reasons][:5],
+                confirmed=verdict.confirmed,
+                evidence=[str(e)[:300] for e in verdict.evidence][:5],
+                checks=dict(Counter(c.status for c in verdict.checks)),
+                judge_verdict=verdict.scores.verdict if verdict.scores is not None else None,
                 final=node.id == final,
             )
         )
