@@ -61,7 +61,7 @@ def test_ask_drafts_then_debugs(pg_db):
     assert run.original_sql == "SELECT COUNT(*) FROM customer"
     assert run.original_checks.result("c1").status == "failed"  # the draft does not run
     # draft, checks, plan, generate, judge, then the direct rewrite that agrees with the candidate, judged too
-    assert run.usage.llm_calls == 7 and run.verdict.confirmed
+    assert run.usage.llm_calls == 7 and run.verdict.corroborated and not run.verdict.confirmed
 
 
 def _ask_script(draft: str, judge_of):

@@ -96,7 +96,16 @@ def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp
     # category, tasks, candidates, accepted, scorer passed, accept %, precision %, recall %, final passed, final %
     assert by_cat["Query"] == ["Query", 1, 3, 2, 1, 66.67, 0.0, 0.0, 0, 0.0]
     assert by_cat["Management"] == ["Management", 1, 3, 2, 2, 66.67, 100.0, 100.0, 1, 100.0]
-    assert tables["Judge against the scorer"]["rows"][1] == ["final answers only", 2, 2, 1, 100.0, 50.0, 100.0]
+    rows = {row[0]: row[1:] for row in tables["Judge against the scorer"]["rows"]}
+    assert rows["final answers, approved"] == [2, 2, 1, 100.0, 50.0, 100.0]
+    # no check confirmed anything: the agreeing pairs are corroborated, not verified, so nothing counts as verified
+    assert rows["all, verified"] == [6, 0, 3, 0.0, "n/a", 0.0] and s["verified accepted"] == 0
+    tiers = {row[0]: row[1:] for row in tables["How often each kind of verdict is right"]["rows"]}
+    assert tiers == {
+        "approved, corroborated by an agreeing candidate": [4, 2, 50.0],
+        "refuted": [2, 1, 50.0],
+    }
+    assert all(c["corroborated"] and not c["confirmed"] for r in recs.values() for c in r["candidates"] if c["passed"])
     assert "precision" in (out / "bench_judge.md").read_text()
 
     # resumable: a rerun does nothing; a task whose system failed is run again

@@ -256,10 +256,10 @@ def test_plan_without_a_leaf_gets_one(pg_db):
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
     assert run.status == "solved"
     # the appended leaf, then its direct-rewrite sibling, which agrees with it (no planner call in between); the
-    # judge approves the rewrite knowing of the agreement, and the agreement then confirms both
+    # judge approves the rewrite knowing of the agreement, and the agreement then corroborates both
     assert [n.tool for n in run.tree.executed()] == ["run_sql", "generate_sql", "generate_sql"]
     assert [n.input for n in run.tree.executed()][1:] == [{}, {"strategy": "rewrite"}]
-    assert run.verdict.confirmed and "written independently" in run.verdict.evidence[0]
+    assert run.verdict.corroborated and "written independently" in run.verdict.evidence[0]
     assert sum(f.get("kind") == "invalid_decision" for f in run.model_failures) == 2
 
 

@@ -169,10 +169,11 @@ def test_figure3_rollback_after_refuted_branch_then_success(bookings_db):
     final = tree.nodes[split.children[0]]
     assert final.status == "accepted" and run.final_node == final.id
     # the repaired candidate's direct-rewrite sibling gave the same rows: the judge approved it knowing that, and
-    # the agreement confirms both
+    # the agreement corroborates both (it does not verify them: both may share one misreading)
     rewrite = tree.nodes[split.children[1]]
     assert rewrite.input == {"strategy": "rewrite"} and rewrite.verdict.method == "llm"
-    assert rewrite.verdict.confirmed and final.verdict.confirmed
+    assert rewrite.verdict.corroborated and final.verdict.corroborated
+    assert not (rewrite.verdict.confirmed or final.verdict.confirmed)
     evidence = final.verdict.evidence[0]
     assert f"{rewrite.id} (direct rewrite from the request" in evidence and "written independently" in evidence
     # the count reading's rewrite was planned beside its refuted leaf, but the planner moved to the other reading

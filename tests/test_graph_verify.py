@@ -191,7 +191,7 @@ def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
     assert checks["c1"].status == "passed"
     assert checks["c2"].status == "could_not_run" and "live" in checks["c2"].detail
     assert "? c2 edge could not run" in prompts[0]
-    # confirmed only later, by the rewrite giving the same results; never by the check that could not run
+    # corroborated only later, by the rewrite giving the same results; never confirmed by the check that could not run
     assert leaf.verdict.evidence == [
         "the judge approved it and n1 (direct rewrite from the request), written independently, "
         "returned the same results on every scenario"
@@ -257,8 +257,9 @@ def test_agreeing_candidates_confirm_each_other_once_the_judge_approves_both(pg_
     assert run.status == "solved"
     rewrite = run.tree.nodes["n1"]
     assert rewrite.verdict.method == "llm" and "n0 (minimal edit" in rewrite.verdict.evidence[0]
-    assert run.tree.nodes["n0"].verdict.confirmed is True
-    assert run.final_sql == REWRITE and rewrite.status == "accepted"  # both verified: the one doing no more wins
+    n0 = run.tree.nodes["n0"].verdict
+    assert n0.corroborated is True and n0.confirmed is False  # agreement corroborates; it does not verify
+    assert run.final_sql == REWRITE and rewrite.status == "accepted"  # both corroborated: the one doing no more wins
     assert run.tree.nodes["n0"].status == "done"
 
 
@@ -303,7 +304,7 @@ def test_linear_mode_accepts_an_unconfirmed_candidate_without_a_sibling(pg_db):
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(leaf_script({"checks": []}, REWRITE)), mode="linear")
     assert run.status == "solved" and len(run.tree.nodes) == 1
     assert run.tree.nodes[run.final_node].status == "unconfirmed"
-    assert any("no check the original fails and no second candidate" in n for n in run.notes)
+    assert any("no check the original fails confirmed it" in n for n in run.notes)
 
 
 def test_malformed_checks_are_recorded_and_the_run_goes_on(pg_db):

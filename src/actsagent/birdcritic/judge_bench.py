@@ -55,7 +55,8 @@ class JudgedCandidate(BaseModel):
     entailment_score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)  # per judged dimension, when the judge gives them
     reasons: list[str] = Field(default_factory=list)
-    confirmed: bool = False  # approved with evidence beyond the judge's reading
+    confirmed: bool = False  # approved with evidence beyond any model's reading: the agent calls it verified
+    corroborated: bool = False  # approved, and an independently written approved candidate agreed
     evidence: list[str] = Field(default_factory=list)
     checks: dict[str, int] = Field(default_factory=dict)  # check results by status
     judge_verdict: str | None = None  # the model's own word: correct, wrong or unsure
@@ -95,6 +96,7 @@ def judged_candidates(run: Any) -> list[JudgedCandidate]:
                 scores=scores,
                 reasons=[str(r)[:300] for r in verdict.reasons][:5],
                 confirmed=verdict.confirmed,
+                corroborated=verdict.corroborated,
                 evidence=[str(e)[:300] for e in verdict.evidence][:5],
                 checks=dict(Counter(c.status for c in verdict.checks)),
                 judge_verdict=verdict.scores.verdict if verdict.scores is not None else None,
@@ -291,9 +293,35 @@ def _pct(a: int, b: int) -> float | None:
     return round(100.0 * a / b, 2) if b else None
 
 
-def judge_figures(candidates: list[dict[str, Any]]) -> dict[str, Any]:
-    """Accept rate, precision and recall of the judge against the scorer's labels (None when undefined)."""
-    accepted = [c for c in candidates if c["passed"]]
+def verified(c: dict[str, Any]) -> bool:
+    """Approved and confirmed by evidence (a check the original fails, a faster plan): the agent's 'verified'."""
+    return bool(c["passed"] and c.get("confirmed"))
+
+
+def tier(c: dict[str, Any]) -> str:
+    """Which kind of approval a candidate got, from strongest to none."""
+    if not c["passed"]:
+        return "refuted"
+    if c.get("confirmed"):
+        return "verified (confirmed by a check or plan)"
+    if c.get("corroborated"):
+        return "approved, corroborated by an agreeing candidate"
+    return "approved on the judge's reading alone"
+
+
+TIERS = [
+    "verified (confirmed by a check or plan)",
+    "approved, corroborated by an agreeing candidate",
+    "approved on the judge's reading alone",
+    "refuted",
+]
+
+
+def judge_figures(candidates: list[dict[str, Any]], *, verified_only: bool = False) -> dict[str, Any]:
+    """Accept rate, precision and recall of the judge against the scorer's labels (None when undefined).
+
+    ``verified_only``: count as accepted only the candidates the agent calls verified."""
+    accepted = [c for c in candidates if (verified(c) if verified_only else c["passed"])]
     good = [c for c in candidates if c["label"]["passed"]]
     tp = sum(1 for c in accepted if c["label"]["passed"])
     return {
@@ -330,6 +358,13 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
         "final pass rate %": _pct(final_passed, len(done)),
         "final answers accepted by the judge": sum(1 for c in finals if c["passed"]),
         "final answers: judge precision %": judge_figures(finals)["precision_pct"],
+        **{
+            f"verified {k.replace('_pct', ' %').replace('_', ' ')}": v
+            for k, v in judge_figures(cands, verified_only=True).items()
+            if k in ("accepted", "accepted_and_passed", "precision_pct", "recall_pct")
+        },
+        "final answers verified": sum(1 for c in finals if verified(c)),
+        "final answers: verified precision %": judge_figures(finals, verified_only=True)["precision_pct"],
         "llm calls / task": round(statistics.fmean(r["llm_calls"] for r in done), 2) if done else 0,
         "tokens / task": round(statistics.fmean(r["tokens"] for r in done), 1) if done else 0,
         "seconds / task (mean)": round(statistics.fmean(times), 2) if times else 0,
@@ -379,7 +414,26 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
         ReportTable(
             title="Judge against the scorer",
             columns=["candidates judged", *cols],
-            rows=[["all", *row(overall)], ["final answers only", *row(judge_figures(finals))]],
+            rows=[
+                ["all, approved", *row(overall)],
+                ["all, verified", *row(judge_figures(cands, verified_only=True))],
+                ["final answers, approved", *row(judge_figures(finals))],
+                ["final answers, verified", *row(judge_figures(finals, verified_only=True))],
+            ],
+        ),
+        ReportTable(
+            title="How often each kind of verdict is right",
+            columns=["verdict", "candidates", "scorer passed", "right %"],
+            rows=[
+                [
+                    t,
+                    len(cs),
+                    sum(c["label"]["passed"] for c in cs),
+                    _na(_pct(sum(c["label"]["passed"] for c in cs), len(cs))),
+                ]
+                for t in TIERS
+                if (cs := [c for c in cands if tier(c) == t])
+            ],
         ),
         ReportTable(
             title="By category",
@@ -421,6 +475,9 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
     notes = [
         "precision = accepted candidates the scorer passes / accepted candidates; recall = scorer-passing "
         "candidates the judge accepted / scorer-passing candidates; n/a when the denominator is 0.",
+        "approved = the judge (or a comparison) passed the candidate; verified = approved and confirmed by "
+        "evidence beyond a reading of the candidate (a check written from the request before any candidate, with "
+        "data the request fixes, that the original fails and the candidate passes; or a faster plan). Agreement between two candidates corroborates but does not verify.",
         "Each distinct candidate SQL is scored in a fresh copy of the sample database (3 rows per table): "
         "labels are a proxy for the official metric, like every score here.",
         "The final answer is the agent's returned SQL; 'final accepted' is the judge's verdict on it "

@@ -7,12 +7,14 @@ direct rewrite, under which reading), the checks' results on it and its verdict.
 * ``unconfirmed``: approved by the judge's reading, but nothing beyond that reading supports it;
 * ``verified``: approved, and confirmed by evidence: a check with data the request fixes (its
   example, an edge case, the state after DDL/DML, speed) that the original SQL fails and this
-  candidate passes; or the judge approved it knowing that an independently written candidate
-  returned the same results on every scenario (agreement alone confirms nothing: both may share
-  one misreading). A comparison's winner is approved; the candidates it beat are not.
+  candidate passes. A comparison's winner is approved; the candidates it beat are not.
+
+An unconfirmed candidate may be *corroborated*: the judge approved it and an independently written
+candidate it also approved returned the same results on every scenario. That ends the search (two
+readings agree), but it is not verification: both texts may share one misreading.
 
 The best candidate wins: verified before unconfirmed before refuted, then fewer failed checks,
-more checks passed; among verified ones the shorter SQL (doing no more than asked: candidates that
+more checks passed; among verified or corroborated ones the shorter SQL (doing no more than asked: candidates that
 agree on every scenario differ only there), otherwise the higher judge score.
 """
 
@@ -67,7 +69,7 @@ class CandidateRecord(BaseModel):
         asked. Otherwise the judge's score counts first."""
         order = {"verified": 2, "unconfirmed": 1, "refuted": 0}[self.status]
         score, short = self.verdict.semantic_score or 0.0, -len(statements_text(self.sql))
-        tail = (short, score) if self.status == "verified" else (score, short)
+        tail = (short, score) if self.status == "verified" or self.verdict.corroborated else (score, short)
         return (order, self.executes, not self.empty, -self.failed_checks, self.passed_checks, *tail, -self.order)
 
 

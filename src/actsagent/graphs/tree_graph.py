@@ -421,13 +421,13 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
             for r in same_results
         ]
         _judge_alone(rt, state, rec, original, out, same, doubted)
-        if rec.verdict.passed and twins:
+        if rec.verdict.passed and twins:  # corroborated, not confirmed: the two may share one misreading
             twin = twins[-1]
             for a, b in ((rec, twin), (twin, rec)):
-                if not a.verdict.confirmed:
+                if not a.verdict.corroborated:
                     a.verdict = a.verdict.model_copy(
                         update={
-                            "confirmed": True,
+                            "corroborated": True,
                             "evidence": [
                                 *a.verdict.evidence,
                                 f"the judge approved it and {b.node} ({b.origin}), written independently, "
@@ -435,12 +435,13 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
                             ],
                         }
                     )
-                a.status = "verified"
             changed.append(twin)
     for r in [rec, *changed]:
         cands.put(r)
     verified = cands.verified()
     accepted = winner or (max(verified, key=CandidateRecord.rank).node if verified else None)
+    if accepted is None and rec.verdict.corroborated:  # two independent approvals agree: the search ends here
+        accepted = max([rec, *changed], key=CandidateRecord.rank).node
     if accepted is None and state.verify_first and node.id == tree.root and rec.verdict.passed:
         accepted = node.id  # the judge approved the candidate verified first: nothing to revise
     if accepted is not None and (kept := _draft_stands(state, tree, cands.get(accepted))) is not None:
@@ -460,7 +461,7 @@ def _draft_stands(state: TreeState, tree: PlanTree, chosen: CandidateRecord | No
     The judge and the comparison are second readings of the same question by the same kind of model: on two
     measured draws of the degraded ask set, the replacements they chose without confirmation were right 2 times in
     15, the drafts they replaced 8 times. Returns the draft's node when it stands, else None."""
-    if chosen is None or not state.first_draft or chosen.verdict.confirmed:
+    if chosen is None or not state.first_draft or chosen.verdict.confirmed or chosen.verdict.corroborated:
         return None
     draft = _draft_on_opinion(state, tree, chosen)
     if draft is None or (chosen.verification is not None and agree(chosen.verification, draft.verification)):  # type: ignore[arg-type]
@@ -579,7 +580,8 @@ def _compare(
                 "method": "comparison",
                 "confirmed": confirmed,
                 "evidence": [
-                    *(c.verdict.evidence if c.verdict.confirmed else confirming),
+                    *c.verdict.evidence,
+                    *(e for e in confirming if e not in c.verdict.evidence),
                     f"chosen over {others} on the rows where their results differ: {reason}"[:600],
                 ],
             }
@@ -601,12 +603,12 @@ def _compare(
 
 def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *, chosen: bool) -> None:
     """Put the record's verdict on its node (where the CLI, the copilot and the benchmarks read it). One node is
-    accepted (the run ends with it); another verified candidate is done, its verdict saying it was confirmed."""
+    accepted (the run ends with it); another verified or corroborated candidate is done, its verdict saying why."""
     node = tree.nodes[rec.node]
     node.verdict = rec.verdict.model_copy(deep=True)
     statuses: dict[str, NodeStatus] = {
         "verified": "accepted" if chosen else "done",
-        "unconfirmed": "accepted" if chosen else "unconfirmed",
+        "unconfirmed": "accepted" if chosen else "done" if rec.verdict.corroborated else "unconfirmed",
         "refuted": "refuted",
     }
     node.status = statuses[rec.status]
@@ -918,7 +920,8 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
         status: FinalStatus = "solved"
         if not rec.verdict.confirmed:
             state.notes.append(
-                "the judge approved the candidate, but no check the original fails and no second candidate confirmed it"
+                "the judge approved the candidate, but no check the original fails confirmed it"
+                + (" (an independently written candidate agreed)" if rec.verdict.corroborated else "")
             )
     elif reason == "accepted" and rec is not None:
         status = "best_effort"

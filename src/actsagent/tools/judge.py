@@ -74,8 +74,11 @@ Method = Literal["llm", "execution_only", "checks", "comparison"]
 
 class Verdict(BaseModel):
     """A candidate's verdict. ``passed``: approved (by the judge, or chosen in a comparison); ``confirmed``:
-    approved with evidence beyond the judge's reading (a check with data the request fixes that the original
-    fails, or agreement with an independently written candidate the judge also approved)."""
+    approved with evidence beyond any model's reading (a check with data the request fixes that the original
+    fails, or a faster plan for a speed request): the agent calls only these verified. ``corroborated``:
+    approved, and an independently written candidate the judge also approved returned the same results on every
+    scenario. Agreement is weaker: two texts from one model often share a misreading (on one measured draw of
+    BIRD-CRITIC flash, 14 of 20 agreeing approvals were right, against 27 of 31 confirmed by a check)."""
 
     passed: bool
     method: Method
@@ -85,7 +88,13 @@ class Verdict(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
     confirmed: bool = False
+    corroborated: bool = False
     evidence: list[str] = Field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        """Approved and confirmed by evidence: what the judge benchmark counts as accepted."""
+        return self.passed and self.confirmed
 
     def summary(self) -> str:
         head = "PASS" if self.passed else "FAIL"
@@ -96,7 +105,8 @@ class Verdict(BaseModel):
         elif self.method in ("checks", "comparison"):
             head += f" ({self.method})"
         if self.passed and self.method != "execution_only":
-            head += "; confirmed: " + "; ".join(self.evidence) if self.confirmed else "; unconfirmed"
+            word = "confirmed" if self.confirmed else "corroborated, unconfirmed" if self.corroborated else None
+            head += f"; {word}: " + "; ".join(self.evidence) if word else "; unconfirmed"
         if self.checks:
             counts = {s: sum(c.status == s for c in self.checks) for s in ("passed", "failed", "could_not_run")}
             head += (
