@@ -382,3 +382,61 @@ def test_the_judge_hears_when_a_refuted_candidate_returned_the_same_rows(pg_db):
         in prompts[1]
     ) and "drops Chloe" in prompts[1]
     assert run.tree.nodes[run.final_node].input == {"strategy": "rewrite"}
+
+
+def rewrite_leaf_plan(messages) -> dict:
+    if phase_of(messages) == "initial":
+        plan = {"id": "g", "tool": "generate_sql", "input": {"strategy": "rewrite"}}
+        return {"reason": "rewrite it", "cursor": "g", "plan": plan}
+    return suggested(messages)
+
+
+def test_an_unconfirmed_direct_rewrite_gets_a_minimal_edit_to_compare_with(pg_db):
+    """The planner chose a direct rewrite; the judge approves it but no check confirms it: a minimal edit of the
+    original is written beside it, and the comparison on the differing rows decides between the two."""
+    calls: list[str] = []
+    compared: list[str] = []
+
+    def compare(messages):
+        compared.append(user_text(messages))
+        return {
+            "verdicts": [
+                {"label": "A", "right": True, "reason": "lists Chloe with 0"},
+                {"label": "B", "right": False, "reason": "drops customers without paid orders"},
+            ],
+            "best": "A",
+            "reason": "A keeps every customer",
+        }
+
+    script = leaf_script(
+        {"checks": [COLUMNS]},
+        MINIMAL,
+        REWRITE,
+        calls=calls,
+        PlannerReply=rewrite_leaf_plan,
+        ComparisonReply=compare,
+    )
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), verify_copies=True)
+    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL", "ComparisonReply"]
+    first, second = run.tree.executed()
+    assert first.input == {"strategy": "rewrite"} and second.input == {} and second.parent == first.id
+    assert "Candidate A (direct rewrite from the request)" in compared[0]
+    assert "Candidate B (minimal edit of the original)" in compared[0] and MINIMAL in compared[0]
+    assert run.final_sql == REWRITE and run.final_node == first.id and second.status == "refuted"
+
+    # the same minimal edit agreeing with the rewrite corroborates it; nothing is written a third time
+    calls.clear()
+    extra_join = REWRITE.replace("GROUP BY", "LEFT JOIN customers c2 ON c2.id = c.id GROUP BY")
+    script = leaf_script({"checks": []}, extra_join, REWRITE, calls=calls, PlannerReply=rewrite_leaf_plan)
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "GeneratedSQL", "JudgeScores"]
+    assert run.status == "solved" and run.final_sql == REWRITE  # the shorter of two agreeing candidates
+    assert run.verdict.corroborated and not run.verdict.confirmed
+
+
+def test_linear_mode_writes_no_second_candidate_for_an_unconfirmed_rewrite(pg_db):
+    calls: list[str] = []
+    script = leaf_script({"checks": []}, MINIMAL, REWRITE, calls=calls, PlannerReply=rewrite_leaf_plan)
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
+    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores"]
+    assert run.final_sql == REWRITE and len(run.tree.executed()) == 1

@@ -15,7 +15,8 @@ and the next step as ``goto``. Tools are known only through ``TOOLS``: a node's 
   ``generate_sql`` leaf's candidate is executed, verified by the checks in disposable copies, and
   judged: alone, or against earlier candidates on the rows where their results differ.
 * ``advance``: accept a verified candidate; a candidate the judge approves without confirmation
-  gets a direct-rewrite sibling to compare with; otherwise roll back bottom-up to the nearest node
+  gets a sibling written the other way to compare with (a minimal edit gets a direct rewrite, a
+  direct rewrite a minimal edit); otherwise roll back bottom-up to the nearest node
   with unexplored children (the planner may add new ones); where several children are pending the
   planner selects one from the evidence; budgets end the run with the best candidate so far.
 
@@ -451,7 +452,7 @@ def _judge_candidate(rt: Runtime, state: TreeState, tree: PlanTree, node: PlanNo
     if accepted is not None:
         state.accepted = accepted
     elif rt.model is not None and state.mode != "linear":
-        _add_rewrite_sibling(state, tree, node, rec)
+        _add_second_candidate(state, tree, node, rec)
     _save_candidates(state, cands)
 
 
@@ -629,22 +630,38 @@ def _mark(rt: Runtime, state: TreeState, tree: PlanTree, rec: CandidateRecord, *
     )
 
 
-def _add_rewrite_sibling(state: TreeState, tree: PlanTree, node: PlanNode, rec: CandidateRecord) -> None:
-    """A minimal edit that runs but is not verified gets a direct rewrite beside it (one per reading): the two
-    are compared on the same checks. An unconfirmed one goes to it next; after a refutation the planner decides."""
-    if rec.strategy != "minimal_edit" or not rec.executes:
+def _add_second_candidate(state: TreeState, tree: PlanTree, node: PlanNode, rec: CandidateRecord) -> None:
+    """A candidate that runs but is not verified gets one written the other way beside it (one per reading): a
+    minimal edit gets a direct rewrite; an approved but unconfirmed direct rewrite gets a minimal edit of the
+    original. The two are compared on the same checks (agreement corroborates, a difference is judged head to
+    head). An unconfirmed one goes to it next; after a refutation the planner decides."""
+    if not rec.executes:
+        return
+    if rec.strategy == "minimal_edit":
+        want = "rewrite"
+        spec = NodeSpec(
+            description="direct rewrite from the request (a second, independent candidate)",
+            tool="generate_sql",
+            input={"strategy": "rewrite"},
+        )
+    elif rec.status == "unconfirmed" and state.original_sql and not state.verify_first:
+        want = "minimal_edit"
+        spec = NodeSpec(
+            description="minimal edit of the original (a second, independent candidate)",
+            tool="generate_sql",
+            input={},
+        )
+    else:
         return
     hyp = rec.hypothesis
     if any(
-        n.tool == "generate_sql" and n.input.get("strategy") == "rewrite" and tree.hypothesis_of(n.id) == hyp
+        n.tool == "generate_sql"
+        and n.input.get("strategy", "minimal_edit") == want
+        and n.input.get("use_llm", True)
+        and tree.hypothesis_of(n.id) == hyp
         for n in tree.nodes.values()
     ):
         return
-    spec = NodeSpec(
-        description="direct rewrite from the request (a second, independent candidate)",
-        tool="generate_sql",
-        input={"strategy": "rewrite"},
-    )
     if node.parent is None:  # a one-node plan: the rewrite goes under it (the tree has one root)
         sid = tree.add_spec(spec, node.id)
     else:  # beside it, under the same reading (a reading's hypothesis may sit on the candidate's own node)
