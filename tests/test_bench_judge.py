@@ -90,6 +90,9 @@ def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp
     assert (s["candidates"], s["accepted"], s["scorer passed"], s["accepted and passed"]) == (6, 4, 3, 2)
     assert (s["accept rate %"], s["precision %"], s["recall %"]) == (66.67, 50.0, 66.67)
     assert (s["final answers passed"], s["final pass rate %"], s["final answers accepted by the judge"]) == (1, 50.0, 2)
+    # task 1's final answer fails though one of its candidates passes: lost choosing, not writing
+    assert s["tasks with a passing candidate"] == 2
+    assert s["tasks lost choosing (a candidate passes, the final answer fails)"] == 1
     assert s["errors"] == 0 and s["llm calls / task"] == sum(r["llm_calls"] for r in recs.values()) / 2
     tables = {t["title"]: t for t in report["tables"]}
     by_cat = {row[0]: row for row in tables["By category"]["rows"]}

@@ -53,6 +53,7 @@ def test_figures_and_pairwise_wins_follow_the_results(runs):
     (pair,) = cmp.pairs
     assert set(pair.a_wins) == pi - po and set(pair.b_wins) == po - pi
     assert pair.a_wins or pair.b_wins  # the two runs do differ on these tasks
+    assert set(cmp.any_passed) == pi | po  # what a perfect choice between the two runs would pass
     assert issue.llm_calls == 0 and issue.median_s_per_task > 0
 
 

@@ -89,6 +89,8 @@ class Comparison(BaseModel):
     only_in: dict[str, int]  # run label -> tasks it holds that not every run holds
     pairs: list[PairResult]
     warnings: list[str]
+    # tasks at least one run passes: what a perfect choice among these runs' answers would reach
+    any_passed: list[str] = []
 
 
 def load_run(path: str | Path) -> RunData:
@@ -164,7 +166,13 @@ def compare(paths: Sequence[str | Path]) -> Comparison:
         pa, pb = ({i for i in ids if r.records[i].passed} for r in (a, b))
         pairs.append(PairResult(a=a.label, b=b.label, a_wins=_id_order(pa - pb), b_wins=_id_order(pb - pa)))
     return Comparison(
-        runs=figures, tasks_compared=len(ids), task_ids=ids, only_in=only_in, pairs=pairs, warnings=warnings
+        runs=figures,
+        tasks_compared=len(ids),
+        task_ids=ids,
+        only_in=only_in,
+        pairs=pairs,
+        warnings=warnings,
+        any_passed=[i for i in ids if any(r.records[i].passed for r in runs)],
     )
 
 
@@ -246,6 +254,7 @@ def to_report(cmp: Comparison, out_dir: Path | None = None) -> Report:
     summary: dict[str, Any] = {"tasks compared": cmp.tasks_compared}
     for f in cmp.runs:
         summary[f"{f.label}: passed"] = f"{f.passed} ({f.accuracy}%)"
+    summary["passed by at least one run"] = f"{len(cmp.any_passed)} ({_pct(len(cmp.any_passed), cmp.tasks_compared)}%)"
     report = Report(
         name="BIRD-CRITIC runs compared",
         config={"runs": [f.label for f in cmp.runs]},

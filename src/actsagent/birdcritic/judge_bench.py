@@ -356,6 +356,12 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
         **{k.replace("_pct", " %").replace("_", " "): v for k, v in overall.items()},
         "final answers passed": final_passed,
         "final pass rate %": _pct(final_passed, len(done)),
+        # the ceiling of selection: a task whose final answer fails but one of its candidates passes was lost
+        # choosing, the others writing
+        "tasks with a passing candidate": sum(1 for r in done if any(c["label"]["passed"] for c in r["candidates"])),
+        "tasks lost choosing (a candidate passes, the final answer fails)": sum(
+            1 for r in done if not r["final"]["passed"] and any(c["label"]["passed"] for c in r["candidates"])
+        ),
         "final answers accepted by the judge": sum(1 for c in finals if c["passed"]),
         "final answers: judge precision %": judge_figures(finals)["precision_pct"],
         **{
