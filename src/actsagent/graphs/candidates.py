@@ -6,8 +6,8 @@ direct rewrite, under which reading), the checks' results on it and its verdict.
 * ``refuted``: it does not execute, a check failed, or the judge/comparison found it wrong;
 * ``unconfirmed``: approved by the judge's reading, but nothing beyond that reading supports it;
 * ``verified``: approved, and confirmed by evidence: a check with data the request fixes (its
-  example, an edge case, the state after DDL/DML, speed) that the original SQL fails and this
-  candidate passes. A comparison's winner is approved; the candidates it beat are not.
+  example, the state after DDL/DML, speed) that the original SQL fails and this candidate passes.
+  An edge case the check writer made up does not confirm: it encodes the writer's own reading. A comparison's winner is approved; the candidates it beat are not.
 
 An unconfirmed candidate may be *corroborated*: the judge approved it and an independently written
 candidate it also approved returned the same results on every scenario. That ends the search (two
@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from actsagent.tools import Verdict
 from actsagent.tools._sqltext import statements_text
-from actsagent.tools.checks import STRONG_KINDS
+from actsagent.tools.checks import CONFIRMING_KINDS
 from actsagent.tools.verify import Verification
 
 CandidateStatus = Literal["refuted", "unconfirmed", "verified"]
@@ -96,11 +96,12 @@ class Candidates(BaseModel):
 
 
 def confirming_checks(ver: Verification, original: Verification | None) -> list[str]:
-    """Checks with data the request fixes that this SQL passes and the original SQL fails (or cannot run on
-    at all): a pass the original would also get does not show the fix is right."""
+    """Checks with data the request fixes (its example, the state it asks for, speed) that this SQL passes and the
+    original SQL fails (or cannot run on at all): a pass the original would also get does not show the fix is
+    right, and an edge case the check writer made up shows only that the SQL follows the writer's reading."""
     out = []
     for r in ver.with_status("passed"):
-        if r.kind not in STRONG_KINDS:
+        if r.kind not in CONFIRMING_KINDS:
             continue
         if r.kind == "faster":
             out.append(f"{r.id} {r.detail}")

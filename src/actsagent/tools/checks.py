@@ -129,7 +129,11 @@ class FasterCheck(BaseModel):
 
 Check = ColumnsCheck | RowCountCheck | UniqueCheck | OrderingCheck | ScenarioCheck | SameResultCheck | FasterCheck
 CheckKind = Literal["columns", "row_count", "unique", "ordering", "example", "edge", "state", "same_result", "faster"]
-STRONG_KINDS = ("example", "edge", "state", "same_result", "faster")  # data the request fixes, not shape alone
+# what may confirm a candidate: the user's own example, the state the request asks for, speed. An edge case's rows
+# and expected output are the check writer's construction from its own reading of the request: passing one the
+# original fails shows the candidate follows that reading, as the judge's approval does (on two measured draws of
+# BIRD-CRITIC flash, candidates confirmed by an edge case alone were right 15 times in 20, the others 31 in 34)
+CONFIRMING_KINDS = ("example", "state", "same_result", "faster")
 
 
 class CheckPlan(BaseModel):
