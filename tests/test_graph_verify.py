@@ -202,6 +202,24 @@ def test_a_check_that_cannot_run_is_reported_never_passed(pg_db):
     assert checks["c2"].status == "could_not_run" and "has no column 'colour'" in checks["c2"].detail
 
 
+def keeps_every_customer(best: str, prompts: list[str]):
+    """A comparison reply (recording each prompt) that finds ``best`` right and the other candidate wrong."""
+    other = "B" if best == "A" else "A"
+
+    def compare(messages):
+        prompts.append(user_text(messages))
+        return {
+            "verdicts": [
+                {"label": best, "right": True, "reason": "lists every customer, 0 when nothing was paid"},
+                {"label": other, "right": False, "reason": "drops customers without paid orders"},
+            ],
+            "best": best,
+            "reason": f"{best} keeps every customer",
+        }
+
+    return compare
+
+
 def test_two_candidates_with_different_results_are_compared_on_the_differing_rows(pg_db):
     """No example: the minimal edit is approved but unconfirmed; the direct rewrite differs on the probe rows;
     the comparison sees exactly those rows and picks the rewrite."""
@@ -211,17 +229,7 @@ def test_two_candidates_with_different_results_are_compared_on_the_differing_row
     ]
     compare_prompts: list[str] = []
     calls: list[str] = []
-
-    def compare(messages):
-        compare_prompts.append(user_text(messages))
-        return {
-            "verdicts": [
-                {"label": "A", "right": False, "reason": "drops customers without paid orders"},
-                {"label": "B", "right": True, "reason": "lists Chloe and Eve with 0"},
-            ],
-            "best": "B",
-            "reason": "B keeps every customer",
-        }
+    compare = keeps_every_customer("B", compare_prompts)
 
     script = leaf_script(
         {"checks": [COLUMNS], "probe_rows": probe},
@@ -396,17 +404,7 @@ def test_an_unconfirmed_direct_rewrite_gets_a_minimal_edit_to_compare_with(pg_db
     original is written beside it, and the comparison on the differing rows decides between the two."""
     calls: list[str] = []
     compared: list[str] = []
-
-    def compare(messages):
-        compared.append(user_text(messages))
-        return {
-            "verdicts": [
-                {"label": "A", "right": True, "reason": "lists Chloe with 0"},
-                {"label": "B", "right": False, "reason": "drops customers without paid orders"},
-            ],
-            "best": "A",
-            "reason": "A keeps every customer",
-        }
+    compare = keeps_every_customer("A", compared)
 
     script = leaf_script(
         {"checks": [COLUMNS]},
