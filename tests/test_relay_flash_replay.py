@@ -5,7 +5,8 @@ llm-relay (one reader, model name ``relay``) for ``single_shot``, ``acts:tree`` 
 seven tasks, by id, of the second measured random draw (seed 20261201), after the judge prompt's last change;
 the tasks kept are those whose three systems replay fully (three of the seven took another path on replay), and
 ``expected.json`` holds the scorer's verdict and LLM calls each system got on each (on task 16 single_shot and
-the tree fail, linear passes). Replaying
+the tree fail, linear passes; on 18 the tree's edge-case pass no longer confirms its candidate, so a direct
+rewrite is written beside it and agrees, one exchange recorded afterwards through the relay). Replaying
 them with model requests forbidden shows that the prompts, JSON formats and parsing survive a real reader, that
 the prompts are deterministic, and that the whole pipeline (copy, preprocess, agent, score) still reaches the
 recorded verdicts. A change to a prompt or to any evidence a prompt quotes makes these tests fail with a
