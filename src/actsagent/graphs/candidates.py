@@ -67,9 +67,11 @@ class CandidateRecord(BaseModel):
     def rank(self) -> tuple:
         """Verified candidates that agree differ only in how they are written: the shorter one does no more than
         asked. Otherwise the judge's score counts first."""
-        order = {"verified": 2, "unconfirmed": 1, "refuted": 0}[self.status]
+        # a corroborated candidate ranks with the verified ones (it ends the search as they do)
+        top = self.status == "verified" or (self.status == "unconfirmed" and self.verdict.corroborated)
+        order = 2 if top else 1 if self.status == "unconfirmed" else 0
         score, short = self.verdict.semantic_score or 0.0, -len(statements_text(self.sql))
-        tail = (short, score) if self.status == "verified" or self.verdict.corroborated else (score, short)
+        tail = (short, score) if top else (score, short)
         return (order, self.executes, not self.empty, -self.failed_checks, self.passed_checks, *tail, -self.order)
 
 

@@ -591,7 +591,14 @@ def _compare(
         elif (v is not None and not v.right) or best:
             why = f"the comparison found it wrong: {reason}" if v is not None and not v.right else ""
             why = why or f"the comparison preferred {best}: {reason}"
-            upd = {"passed": False, "method": "comparison", "confirmed": False, "evidence": [], "reasons": [why[:600]]}
+            upd = {
+                "passed": False,
+                "method": "comparison",
+                "confirmed": False,
+                "corroborated": False,
+                "evidence": [],
+                "reasons": [why[:600]],
+            }
             status = "refuted"
         else:  # no winner and no word on this one: its earlier verdict stands (a new candidate is judged alone)
             continue
