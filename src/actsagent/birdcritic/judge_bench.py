@@ -298,23 +298,20 @@ def verified(c: dict[str, Any]) -> bool:
     return bool(c["passed"] and c.get("confirmed"))
 
 
-def tier(c: dict[str, Any]) -> str:
-    """Which kind of approval a candidate got, from strongest to none."""
-    if not c["passed"]:
-        return "refuted"
-    if c.get("confirmed"):
-        return "verified (confirmed by a check or plan)"
-    if c.get("corroborated"):
-        return "approved, corroborated by an agreeing candidate"
-    return "approved on the judge's reading alone"
-
-
-TIERS = [
+# the kinds of verdict, from the strongest approval to none
+TIERS = (
     "verified (confirmed by a check or plan)",
     "approved, corroborated by an agreeing candidate",
     "approved on the judge's reading alone",
     "refuted",
-]
+)
+
+
+def tier(c: dict[str, Any]) -> str:
+    """Which kind of approval a candidate got (one of ``TIERS``)."""
+    if not c["passed"]:
+        return TIERS[3]
+    return TIERS[0] if c.get("confirmed") else TIERS[1] if c.get("corroborated") else TIERS[2]
 
 
 def judge_figures(candidates: list[dict[str, Any]], *, verified_only: bool = False) -> dict[str, Any]:
@@ -346,6 +343,12 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
     cands = [c for r in done for c in r["candidates"]]
     finals = [c for c in cands if c["final"]]
     overall = judge_figures(cands)
+    overall_verified = judge_figures(cands, verified_only=True)
+    final_figs = judge_figures(finals)
+    final_verified = judge_figures(finals, verified_only=True)
+    # the ceiling of selection: a task whose final answer fails but one of its candidates passes was lost choosing,
+    # the others writing
+    writable = [r for r in done if any(c["label"]["passed"] for c in r["candidates"])]
     final_passed = sum(1 for r in done if r["final"]["passed"])
     times = [r["total_s"] for r in done]
     summary: dict[str, Any] = {
@@ -356,21 +359,19 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
         **{k.replace("_pct", " %").replace("_", " "): v for k, v in overall.items()},
         "final answers passed": final_passed,
         "final pass rate %": _pct(final_passed, len(done)),
-        # the ceiling of selection: a task whose final answer fails but one of its candidates passes was lost
-        # choosing, the others writing
-        "tasks with a passing candidate": sum(1 for r in done if any(c["label"]["passed"] for c in r["candidates"])),
+        "tasks with a passing candidate": len(writable),
         "tasks lost choosing (a candidate passes, the final answer fails)": sum(
-            1 for r in done if not r["final"]["passed"] and any(c["label"]["passed"] for c in r["candidates"])
+            1 for r in writable if not r["final"]["passed"]
         ),
-        "final answers accepted by the judge": sum(1 for c in finals if c["passed"]),
-        "final answers: judge precision %": judge_figures(finals)["precision_pct"],
+        "final answers accepted by the judge": final_figs["accepted"],
+        "final answers: judge precision %": final_figs["precision_pct"],
         **{
             f"verified {k.replace('_pct', ' %').replace('_', ' ')}": v
-            for k, v in judge_figures(cands, verified_only=True).items()
+            for k, v in overall_verified.items()
             if k in ("accepted", "accepted_and_passed", "precision_pct", "recall_pct")
         },
-        "final answers verified": sum(1 for c in finals if verified(c)),
-        "final answers: verified precision %": judge_figures(finals, verified_only=True)["precision_pct"],
+        "final answers verified": final_verified["accepted"],
+        "final answers: verified precision %": final_verified["precision_pct"],
         "llm calls / task": round(statistics.fmean(r["llm_calls"] for r in done), 2) if done else 0,
         "tokens / task": round(statistics.fmean(r["tokens"] for r in done), 1) if done else 0,
         "seconds / task (mean)": round(statistics.fmean(times), 2) if times else 0,
@@ -422,9 +423,9 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
             columns=["candidates judged", *cols],
             rows=[
                 ["all, approved", *row(overall)],
-                ["all, verified", *row(judge_figures(cands, verified_only=True))],
-                ["final answers, approved", *row(judge_figures(finals))],
-                ["final answers, verified", *row(judge_figures(finals, verified_only=True))],
+                ["all, verified", *row(overall_verified)],
+                ["final answers, approved", *row(final_figs)],
+                ["final answers, verified", *row(final_verified)],
             ],
         ),
         ReportTable(
@@ -483,7 +484,8 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
         "candidates the judge accepted / scorer-passing candidates; n/a when the denominator is 0.",
         "approved = the judge (or a comparison) passed the candidate; verified = approved and confirmed by "
         "evidence beyond a reading of the candidate (a check written from the request before any candidate, with "
-        "data the request fixes, that the original fails and the candidate passes; or a faster plan). Agreement between two candidates corroborates but does not verify.",
+        "data the request fixes, that the original fails and the candidate passes; or a faster plan). Agreement "
+        "between two candidates corroborates but does not verify.",
         "Each distinct candidate SQL is scored in a fresh copy of the sample database (3 rows per table): "
         "labels are a proxy for the official metric, like every score here.",
         "The final answer is the agent's returned SQL; 'final accepted' is the judge's verdict on it "

@@ -7,15 +7,16 @@ direct rewrite, under which reading), the checks' results on it and its verdict.
 * ``unconfirmed``: approved by the judge's reading, but nothing beyond that reading supports it;
 * ``verified``: approved, and confirmed by evidence: a check with data the request fixes (its
   example, the state after DDL/DML, speed) that the original SQL fails and this candidate passes.
-  An edge case the check writer made up does not confirm: it encodes the writer's own reading. A comparison's winner is approved; the candidates it beat are not.
+  An edge case the check writer made up does not confirm: it encodes the writer's own reading.
+  A comparison's winner is approved; the candidates it beat are not.
 
 An unconfirmed candidate may be *corroborated*: the judge approved it and an independently written
 candidate it also approved returned the same results on every scenario. That ends the search (two
 readings agree), but it is not verification: both texts may share one misreading.
 
 The best candidate wins: verified before unconfirmed before refuted, then fewer failed checks,
-more checks passed; among verified or corroborated ones the shorter SQL (doing no more than asked: candidates that
-agree on every scenario differ only there), otherwise the higher judge score.
+more checks passed; among verified or corroborated ones the shorter SQL (doing no more than asked:
+candidates that agree on every scenario differ only there), otherwise the higher judge score.
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ class CandidateRecord(BaseModel):
         return len(self.verification.with_status("passed")) if self.verification else 0
 
     def rank(self) -> tuple:
-        """Verified candidates that agree differ only in how they are written: the shorter one does no more than
-        asked. Otherwise the judge's score counts first."""
-        # a corroborated candidate ranks with the verified ones (it ends the search as they do)
+        """Verified and corroborated candidates rank together (either ends the search); candidates that agree
+        differ only in how they are written, so there the shorter one (doing no more than asked) wins. Otherwise
+        the judge's score counts first."""
         top = self.status == "verified" or (self.status == "unconfirmed" and self.verdict.corroborated)
         order = 2 if top else 1 if self.status == "unconfirmed" else 0
         score, short = self.verdict.semantic_score or 0.0, -len(statements_text(self.sql))

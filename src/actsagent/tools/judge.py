@@ -91,11 +91,6 @@ class Verdict(BaseModel):
     corroborated: bool = False
     evidence: list[str] = Field(default_factory=list)
 
-    @property
-    def verified(self) -> bool:
-        """Approved and confirmed by evidence: what the judge benchmark counts as accepted."""
-        return self.passed and self.confirmed
-
     def summary(self) -> str:
         head = "PASS" if self.passed else "FAIL"
         if self.method == "llm" and self.semantic_score is not None:
