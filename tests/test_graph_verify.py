@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agent_scripts import is_rewrite, phase_of, scores, user_text
+from agent_scripts import failed_of, is_rewrite, judged_sql, phase_of, scores, user_text
 from conftest import SHOP_SETUP
 
 from actsagent.agent import repair
@@ -438,3 +438,41 @@ def test_linear_mode_writes_no_second_candidate_for_an_unconfirmed_rewrite(pg_db
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
     assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores"]
     assert run.final_sql == REWRITE and len(run.tree.executed()) == 1
+
+
+def test_two_candidates_the_judge_doubted_outvote_a_lone_approval_that_agrees_with_neither(pg_db):
+    """The minimal edit and the direct rewrite return the same rows and the judge doubts both; a third candidate the
+    planner adds is approved, but on the judge's reading alone and with results of its own. The two agreeing
+    candidates outvote it: the shorter of them is returned, best effort, with a note saying why."""
+    extra_join = REWRITE.replace("GROUP BY", "LEFT JOIN customers c2 ON c2.id = c.id GROUP BY")
+    written: list[str] = []
+
+    def generate(messages):
+        written.append("rewrite" if is_rewrite(messages) else "minimal")
+        return {"sql": REWRITE if is_rewrite(messages) else extra_join if len(written) == 1 else MINIMAL}
+
+    def judge(messages):
+        return scores(9, "ok") if judged_sql(messages).strip().startswith(MINIMAL) else scores(4, "not sure")
+
+    def planner(messages):
+        if phase_of(messages) == "revise" and "cursor" not in (tried := suggested(messages)):
+            add = {"id": "x", "tool": "generate_sql", "description": "another reading"}
+            return {"reason": "try once more", "add": [{"parent": failed_of(messages), "node": add}], "cursor": "x"}
+        return tried if phase_of(messages) == "revise" else one_leaf_plan(messages)
+
+    calls: list[str] = []
+    script = leaf_script(
+        {"checks": []}, MINIMAL, calls=calls, GeneratedSQL=generate, JudgeScores=judge, PlannerReply=planner
+    )
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    n0, n1, lone = run.tree.executed()
+    assert written == ["minimal", "rewrite", "minimal"] and lone.output.sql == MINIMAL
+    assert n0.status == n1.status == "refuted" and lone.verdict.passed and not lone.verdict.corroborated
+    assert run.final_node == n1.id and run.final_sql == REWRITE  # the shorter of the two agreeing
+    assert run.status == "best_effort" and lone.status != "accepted"
+    assert any(f"{lone.id}, approved on the judge's reading alone, agreed with neither" in n for n in run.notes)
+
+    # the same run in linear mode keeps the judge's choice (the rule is for the tree's independent candidates)
+    written.clear()
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
+    assert run.final_sql == MINIMAL

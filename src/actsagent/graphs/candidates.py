@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from actsagent.tools import Verdict
 from actsagent.tools._sqltext import statements_text
 from actsagent.tools.checks import CONFIRMING_KINDS
+from actsagent.tools.compare import agree
 from actsagent.tools.verify import Verification
 
 CandidateStatus = Literal["refuted", "unconfirmed", "verified"]
@@ -96,6 +97,32 @@ class Candidates(BaseModel):
     def approved(self, *, exclude: str) -> list[CandidateRecord]:
         """Earlier candidates the judge approved (rivals a new candidate must agree with or beat)."""
         return [c for c in self.items if c.node != exclude and c.status != "refuted" and c.verification is not None]
+
+
+def outvoting(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecord]:
+    """Candidates that outvote an unconfirmed choice standing alone, best first; empty when none do.
+
+    They are two or more candidates, written independently, that execute with rows, fail no check and return the
+    same results on every scenario, while the choice (approved on the judge's reading alone, neither confirmed nor
+    corroborated) agrees with none of them. The judge's approval of one lone text is then weaker than the agreement
+    of two that it doubted: replaying BIRD-CRITIC flash development draws 7 and 8 from their recorded exchanges, the rule
+    changed the answer on 3 of 118 tasks, 2 from failing to passing and none the other way. Among the agreeing ones the shorter SQL comes first
+    (they differ only in how they are written)."""
+    mine = chosen.verification
+    if chosen.status == "verified" or chosen.verdict.corroborated or mine is None:
+        return []
+    sound = [
+        c
+        for c in cands.items
+        if c.node != chosen.node and c.executes and not c.empty and c.verification is not None and not c.failed_checks
+    ]
+    if any(agree(mine, c.verification) for c in sound):  # type: ignore[arg-type]
+        return []
+    groups = [[d for d in sound if d is c or agree(c.verification, d.verification)] for c in sound]  # type: ignore[arg-type]
+    best = max(groups, key=lambda g: (len(g), max(CandidateRecord.rank(d) for d in g)), default=[])
+    if len(best) < 2:
+        return []
+    return sorted(best, key=lambda c: (len(statements_text(c.sql)), c.order))
 
 
 def confirming_checks(ver: Verification, original: Verification | None) -> list[str]:

@@ -37,7 +37,7 @@ from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 
-from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks, doubted_checks
+from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks, doubted_checks, outvoting
 from actsagent.graphs.models import Budget, Clarification, PlannerReply
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.state import Best, Decision, Failure, Final, FinalStatus, Refuted, TreeState
@@ -940,6 +940,8 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
         best = cands.get(kept)
     chosen = node_id or (best.node if best else None)
     rec = cands.get(chosen) if chosen else None
+    if rec is not None and (group := _outvoted_by(rt, state, rec)):
+        rec, chosen = group[0], group[0].node
     if reason == "accepted" and rec is not None and rec.verdict.passed and rec.verdict.method != "execution_only":
         status: FinalStatus = "solved"
         if not rec.verdict.confirmed:
@@ -961,6 +963,21 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
             n.status = "done"
     tree.cursor = chosen or tree.cursor
     return END
+
+
+def _outvoted_by(rt: Runtime, state: TreeState, rec: CandidateRecord) -> list[CandidateRecord]:
+    """The agreeing candidates that replace an unconfirmed choice standing alone (``outvoting``), with a note
+    saying so. Not in linear mode (one candidate per step) nor for ask's draft, which has its own rule."""
+    if rt.model is None or state.mode == "linear" or state.first_draft:
+        return []
+    group = outvoting(state.candidates, rec)
+    if group:
+        names = " and ".join(c.node for c in group)
+        state.notes.append(
+            f"{names}, written independently, returned the same results on every scenario and failed no check; "
+            f"{rec.node}, approved on the judge's reading alone, agreed with neither: {group[0].node} is returned"
+        )
+    return group
 
 
 def _fault_text(e: BaseException) -> str:
