@@ -18,7 +18,7 @@ from bench_judge_script import FIXTURES, JUDGE, SCORER_PASSES, SYSTEM, TASK_IDS
 from pydantic import ValidationError
 from test_birdcritic_runner import _root_with, _task_row
 
-from actsagent.birdcritic.judge_bench import draw, gold_passing, judge_figures, judged_candidates
+from actsagent.birdcritic.judge_bench import draw, gold_passing, judge_figures, judged_candidates, summarize
 from actsagent.birdcritic.tasks import PublicTask
 from actsagent.graphs.models import AgentRun
 from actsagent.graphs.tree import PlanNode, PlanTree
@@ -93,6 +93,7 @@ def test_replayed_run_labels_every_judged_candidate_and_computes_the_figures(tmp
     # task 1's final answer fails though one of its candidates passes: lost choosing, not writing
     assert s["tasks with a passing candidate"] == 2
     assert s["tasks lost choosing (a candidate passes, the final answer fails)"] == 1
+    assert s["final answers chosen by outvoting"] == 0 and all(r["outvoted"] is None for r in recs.values())
     assert s["errors"] == 0 and s["llm calls / task"] == sum(r["llm_calls"] for r in recs.values()) / 2
     tables = {t["title"]: t for t in report["tables"]}
     by_cat = {row[0]: row for row in tables["By category"]["rows"]}
@@ -222,3 +223,25 @@ def test_gold_passing_finds_the_tasks_whose_gold_passes(tmp_path):
     rows = [_task_row(3), _task_row(4, sol_sql=["SELECT no_such_column FROM customers"]), _task_row(5)]
     root = _root_with(tmp_path, rows)
     assert gold_passing("flash", tmp_path / "gold", root=root, workers=1, progress=False) == {"3", "5"}
+
+
+def test_the_summary_counts_final_answers_chosen_by_outvoting_and_who_was_right():
+    def cand(node: str, judged: bool, passes: bool, final: bool = False) -> dict:
+        return {"node": node, "passed": judged, "final": final, "method": "llm", "label": {"passed": passes}}
+
+    def task(i: int, outvoted: str | None, cands: list[dict]) -> dict:
+        final = next(c for c in cands if c["final"])
+        return {
+            "instance_id": i, "category": "Query", "status": "done", "agent_status": "best_effort",
+            "outvoted": outvoted, "candidates": cands, "final": final["label"], "final_judged": final["passed"],
+            "llm_calls": 5, "tokens": 100, "total_s": 1.0,
+        }  # fmt: skip
+
+    records = [
+        task(1, "n2", [cand("n0", False, True, final=True), cand("n1", False, True), cand("n2", True, False)]),
+        task(2, "n2", [cand("n0", False, False, final=True), cand("n1", False, False), cand("n2", True, True)]),
+        task(3, None, [cand("n0", True, True, final=True)]),
+    ]
+    s = summarize(records, name="t", config={}).summary
+    assert s["final answers chosen by outvoting"] == 2
+    assert s["outvoting: final answer passes"] == 1 and s["outvoting: the replaced choice passes"] == 1

@@ -469,10 +469,10 @@ def test_two_candidates_the_judge_doubted_outvote_a_lone_approval_that_agrees_wi
     assert written == ["minimal", "rewrite", "minimal"] and lone.output.sql == MINIMAL
     assert n0.status == n1.status == "refuted" and lone.verdict.passed and not lone.verdict.corroborated
     assert run.final_node == n1.id and run.final_sql == REWRITE  # the shorter of the two agreeing
-    assert run.status == "best_effort" and lone.status != "accepted"
+    assert run.status == "best_effort" and lone.status != "accepted" and run.outvoted == lone.id
     assert any(f"{lone.id}, approved on the judge's reading alone, agreed with neither" in n for n in run.notes)
 
     # the same run in linear mode keeps the judge's choice (the rule is for the tree's independent candidates)
     written.clear()
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
-    assert run.final_sql == MINIMAL
+    assert run.final_sql == MINIMAL and run.outvoted is None

@@ -484,6 +484,7 @@ def _to_run(
         final_sql=";\n".join(statements) if statements else None,
         final_sql_statements=statements,
         final_node=node_id,
+        outvoted=final.outvoted if final else None,
         result=result,
         verdict=verdict,
         tree=tree,

@@ -153,6 +153,7 @@ def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
         "preprocess_error": pre_error,
         "agent_status": getattr(run, "status", None),
         "final_node": getattr(run, "final_node", None),
+        "outvoted": getattr(run, "outvoted", None),
         "final_sql": out.pred_sqls,
         "final": final,
         "final_judged": next((c["passed"] for c in candidates if c["final"]), None),
@@ -363,6 +364,7 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
         "tasks lost choosing (a candidate passes, the final answer fails)": sum(
             1 for r in writable if not r["final"]["passed"]
         ),
+        **_outvoting(done),
         "final answers accepted by the judge": final_figs["accepted"],
         "final answers: judge precision %": final_figs["precision_pct"],
         **{
@@ -492,6 +494,17 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
         "(n/a when it was never judged, e.g. the budget ran out first).",
     ]
     return Report(name=name, config=config, summary={k: _na(v) for k, v in summary.items()}, tables=tables, notes=notes)
+
+
+def _outvoting(done: list[dict[str, Any]]) -> dict[str, int]:
+    """How often agreeing candidates replaced the judge's unconfirmed choice, and who was right."""
+    out = [r for r in done if r.get("outvoted")]
+    replaced = [c for r in out for c in r["candidates"] if c["node"] == r["outvoted"]]
+    return {
+        "final answers chosen by outvoting": len(out),
+        "outvoting: final answer passes": sum(1 for r in out if r["final"]["passed"]),
+        "outvoting: the replaced choice passes": sum(1 for c in replaced if c["label"]["passed"]),
+    }
 
 
 def _na(v: Any) -> Any:

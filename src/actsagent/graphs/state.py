@@ -78,6 +78,7 @@ class Final(BaseModel):
     status: FinalStatus
     node: str | None = None
     reason: str
+    outvoted: str | None = None  # the unconfirmed choice that agreeing candidates replaced (candidates.outvoting)
 
 
 class TreeState(BaseModel):

@@ -940,8 +940,9 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
         best = cands.get(kept)
     chosen = node_id or (best.node if best else None)
     rec = cands.get(chosen) if chosen else None
+    outvoted = None
     if rec is not None and (group := _outvoted_by(rt, state, rec)):
-        rec, chosen = group[0], group[0].node
+        outvoted, rec, chosen = rec.node, group[0], group[0].node
     if reason == "accepted" and rec is not None and rec.verdict.passed and rec.verdict.method != "execution_only":
         status: FinalStatus = "solved"
         if not rec.verdict.confirmed:
@@ -957,7 +958,7 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
         status = "best_effort"
     else:
         status = "failed"
-    state.final = Final(status=status, node=chosen, reason=reason)
+    state.final = Final(status=status, node=chosen, reason=reason, outvoted=outvoted)
     for n in tree.nodes.values():  # one ★: other verified candidates stay readable by their verdicts
         if n.status == "accepted" and n.id != chosen:
             n.status = "done"
