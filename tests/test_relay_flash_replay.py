@@ -92,3 +92,34 @@ def test_escalate_runs_replay_to_their_verdicts_through_the_judged_rewrite_and_t
     totals = model.ledger.totals()
     assert totals.cached_calls == totals.calls  # all from the recordings
     assert got == expected
+
+
+OUTVOTE = Path(__file__).parent / "fixtures" / "llm" / "relay_flash_outvote"
+
+
+def test_agreeing_candidates_outvote_the_lone_approval_on_two_recorded_flash_runs(pg_admin_url):
+    """``acts:tree`` on tasks 110 and 135 of the seventh measured draw (seed 20261206), recorded through the relay.
+    On each the judge doubted the first two candidates (n0, n1), which return the same results on every scenario, and
+    approved a third (n2) that agrees with neither; the scorer passes n0 and n1 and fails n2. The agreeing pair
+    outvotes the lone approval, and the labels show who was right."""
+    from actsagent.birdcritic.judge_bench import run_task
+    from actsagent.birdcritic.runner import make_task_runner
+    from actsagent.birdcritic.systems import make_system
+    from actsagent.birdcritic.tasks import load_tasks
+
+    model = _replay_model(OUTVOTE)
+    tasks = load_tasks("flash", ids=["110", "135"])
+    runner = make_task_runner("flash", make_system("acts:tree", "flash", model=model), tasks)
+    for task in tasks:
+        rec = run_task(runner, task)
+        assert rec["error"] is None and rec["agent_status"] == "best_effort", rec
+        by_node = {c["node"]: c for c in rec["candidates"]}
+        assert [(n, c["passed"], c["label"]["passed"]) for n, c in by_node.items()] == [
+            ("n0", False, True),
+            ("n1", False, True),
+            ("n2", True, False),
+        ]
+        assert rec["outvoted"] == "n2" and rec["final_node"] in ("n0", "n1") and rec["final"]["passed"]
+        assert any("n2, approved on the judge's reading alone, agreed with neither" in n for n in rec["notes"])
+    totals = model.ledger.totals()
+    assert totals.cached_calls == totals.calls  # all from the recordings
