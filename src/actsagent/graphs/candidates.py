@@ -105,9 +105,9 @@ def outvoting(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecor
     They are two or more candidates, written independently, that execute with rows, fail no check and return the
     same results on every scenario, while the choice (approved on the judge's reading alone, neither confirmed nor
     corroborated) agrees with none of them. The judge's approval of one lone text is then weaker than the agreement
-    of two that it doubted: replaying BIRD-CRITIC flash development draws 6, 7 and 8 from their recorded exchanges, the rule
-    changed the answer on 5 of the 162 tasks that replay fully, 2 from failing to passing and none the other way. Among the agreeing ones the shorter SQL comes first
-    (they differ only in how they are written)."""
+    of two that it doubted: replaying BIRD-CRITIC flash development draws 6, 7 and 8 from their recorded exchanges,
+    the rule changed the answer on 5 of the 162 tasks that replay fully, 2 from failing to passing and none the
+    other way. Among the agreeing ones the shorter SQL comes first (they differ only in how they are written)."""
     mine = chosen.verification
     if chosen.status == "verified" or chosen.verdict.corroborated or mine is None:
         return []
