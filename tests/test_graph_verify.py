@@ -476,3 +476,29 @@ def test_two_candidates_the_judge_doubted_outvote_a_lone_approval_that_agrees_wi
     written.clear()
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
     assert run.final_sql == MINIMAL and run.outvoted is None
+
+
+def test_when_the_judge_approves_nothing_the_direct_rewrite_from_the_request_stands(pg_db):
+    """The judge refutes both candidates on its reading alone, scoring the minimal edit higher. The scores of refuted
+    candidates are no basis to prefer one: the direct rewrite from the request (the single-shot request) stands, best
+    effort, with a note; linear mode keeps its best-scored candidate."""
+
+    def judge(messages):
+        return scores(3, "not sure") if judged_sql(messages).strip().startswith(REWRITE) else scores(5, "maybe")
+
+    calls: list[str] = []
+    script = leaf_script({"checks": []}, MINIMAL, REWRITE, calls=calls, JudgeScores=judge)
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    assert calls == ["CheckPlan", "PlannerReply", "GeneratedSQL", "JudgeScores", "PlannerReply", "GeneratedSQL"] + [
+        "JudgeScores",
+        "PlannerReply",
+    ]
+    minimal, rewrite = run.tree.executed()
+    assert minimal.status == rewrite.status == "refuted" and rewrite.input == {"strategy": "rewrite"}
+    assert minimal.verdict.semantic_score > rewrite.verdict.semantic_score
+    assert run.status == "best_effort" and run.final_node == rewrite.id and run.final_sql == REWRITE
+    assert f"the direct rewrite from the request ({rewrite.id}) stands" in " ".join(run.notes)
+    assert run.outvoted is None
+
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
+    assert run.final_sql == MINIMAL

@@ -99,6 +99,22 @@ class Candidates(BaseModel):
         return [c for c in self.items if c.node != exclude and c.status != "refuted" and c.verification is not None]
 
 
+def plain_rewrite(cands: Candidates) -> CandidateRecord | None:
+    """The direct rewrite from the request under no particular reading (the single-shot request), when it executes
+    with rows and fails no check: what stands when the judge approved no candidate. The judge's scores of candidates
+    it refuted are no basis to prefer one: replaying BIRD-CRITIC flash development draws 6 to 9 from their recorded
+    exchanges, returning this rewrite instead of the best-scored refuted candidate changed 5 answers of the 221 tasks
+    that replay fully, 3 from failing to passing and none the other way."""
+    return next(
+        (
+            c
+            for c in cands.items
+            if c.strategy == "rewrite" and not c.hypothesis and c.executes and not c.empty and not c.failed_checks
+        ),
+        None,
+    )
+
+
 def outvoting(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecord]:
     """Candidates that outvote an unconfirmed choice standing alone, best first; empty when none do.
 

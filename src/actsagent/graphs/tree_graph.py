@@ -37,7 +37,14 @@ from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 
-from actsagent.graphs.candidates import CandidateRecord, Candidates, confirming_checks, doubted_checks, outvoting
+from actsagent.graphs.candidates import (
+    CandidateRecord,
+    Candidates,
+    confirming_checks,
+    doubted_checks,
+    outvoting,
+    plain_rewrite,
+)
 from actsagent.graphs.models import Budget, Clarification, PlannerReply
 from actsagent.graphs.runtime import Runtime
 from actsagent.graphs.state import Best, Decision, Failure, Final, FinalStatus, Refuted, TreeState
@@ -938,6 +945,8 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
         best = first  # nothing was approved: the candidate judged first stands, no alternative was verified either
     elif node_id is None and best is not None and (kept := _draft_stands(state, tree, best)) is not None:
         best = cands.get(kept)
+    elif node_id is None and (best is None or best.status == "refuted") and (plain := _rewrite_stands(state)):
+        best = plain
     chosen = node_id or (best.node if best else None)
     rec = cands.get(chosen) if chosen else None
     outvoted = None
@@ -964,6 +973,19 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
             n.status = "done"
     tree.cursor = chosen or tree.cursor
     return END
+
+
+def _rewrite_stands(state: TreeState) -> CandidateRecord | None:
+    """When the judge approved no candidate, the direct rewrite from the request (``plain_rewrite``), with a note.
+    Not in linear mode (the ablation keeps its own path), nor where a candidate was judged first (it stands)."""
+    if state.mode == "linear" or state.verify_first or state.first_draft:
+        return None
+    plain = plain_rewrite(state.candidates)
+    if plain is not None:
+        state.notes.append(
+            f"the judge approved no candidate: the direct rewrite from the request ({plain.node}) stands"
+        )
+    return plain
 
 
 def _outvoted_by(rt: Runtime, state: TreeState, rec: CandidateRecord) -> list[CandidateRecord]:
