@@ -123,3 +123,31 @@ def test_agreeing_candidates_outvote_the_lone_approval_on_two_recorded_flash_run
         assert any("n2, approved on the judge's reading alone, agreed with neither" in n for n in rec["notes"])
     totals = model.ledger.totals()
     assert totals.cached_calls == totals.calls  # all from the recordings
+
+
+REWRITE = Path(__file__).parent / "fixtures" / "llm" / "relay_flash_rewrite"
+
+
+def test_the_direct_rewrite_stands_when_the_judge_approves_nothing_on_two_recorded_flash_runs(pg_admin_url):
+    """``acts:tree`` on task 101 of the eighth measured draw (seed 20261207) and task 126 of the ninth (20261208),
+    recorded through the relay. The judge approved no candidate; the best-scored refuted one fails the scorer, and
+    the direct rewrite from the request, which now stands, passes."""
+    from actsagent.birdcritic.judge_bench import run_task
+    from actsagent.birdcritic.runner import make_task_runner
+    from actsagent.birdcritic.systems import make_system
+    from actsagent.birdcritic.tasks import load_tasks
+
+    model = _replay_model(REWRITE)
+    tasks = load_tasks("flash", ids=["101", "126"])
+    runner = make_task_runner("flash", make_system("acts:tree", "flash", model=model), tasks)
+    for task in tasks:
+        rec = run_task(runner, task)
+        assert rec["error"] is None and rec["agent_status"] == "best_effort", rec
+        cands = rec["candidates"]
+        assert not any(c["passed"] for c in cands)  # the judge approved nothing
+        top = max(cands, key=lambda c: c["semantic_score"])
+        assert not top["label"]["passed"] and top["node"] != rec["final_node"]
+        assert rec["final"]["passed"] and rec["outvoted"] is None
+        assert f"the direct rewrite from the request ({rec['final_node']}) stands" in " ".join(rec["notes"])
+    totals = model.ledger.totals()
+    assert totals.cached_calls == totals.calls  # all from the recordings
