@@ -97,21 +97,28 @@ def test_escalate_runs_replay_to_their_verdicts_through_the_judged_rewrite_and_t
 OUTVOTE = Path(__file__).parent / "fixtures" / "llm" / "relay_flash_outvote"
 
 
-def test_agreeing_candidates_outvote_the_lone_approval_on_two_recorded_flash_runs(pg_admin_url):
-    """``acts:tree`` on tasks 110 and 135 of the seventh measured draw (seed 20261206), recorded through the relay.
-    On each the judge doubted the first two candidates (n0, n1), which return the same results on every scenario, and
-    approved a third (n2) that agrees with neither; the scorer passes n0 and n1 and fails n2. The agreeing pair
-    outvotes the lone approval, and the labels show who was right."""
+def _tree_records(fixtures: Path, ids: list[str]) -> list[dict]:
+    """The judge benchmark's record of ``acts:tree`` on each task, replayed only from ``fixtures``."""
     from actsagent.birdcritic.judge_bench import run_task
     from actsagent.birdcritic.runner import make_task_runner
     from actsagent.birdcritic.systems import make_system
     from actsagent.birdcritic.tasks import load_tasks
 
-    model = _replay_model(OUTVOTE)
-    tasks = load_tasks("flash", ids=["110", "135"])
+    model = _replay_model(fixtures)
+    tasks = load_tasks("flash", ids=ids)
     runner = make_task_runner("flash", make_system("acts:tree", "flash", model=model), tasks)
-    for task in tasks:
-        rec = run_task(runner, task)
+    records = [run_task(runner, task) for task in tasks]
+    totals = model.ledger.totals()
+    assert totals.cached_calls == totals.calls  # all from the recordings
+    return records
+
+
+def test_agreeing_candidates_outvote_the_lone_approval_on_two_recorded_flash_runs(pg_admin_url):
+    """``acts:tree`` on tasks 110 and 135 of the seventh measured draw (seed 20261206), recorded through the relay.
+    On each the judge doubted the first two candidates (n0, n1), which return the same results on every scenario, and
+    approved a third (n2) that agrees with neither; the scorer passes n0 and n1 and fails n2. The agreeing pair
+    outvotes the lone approval, and the labels show who was right."""
+    for rec in _tree_records(OUTVOTE, ["110", "135"]):
         assert rec["error"] is None and rec["agent_status"] == "best_effort", rec
         by_node = {c["node"]: c for c in rec["candidates"]}
         assert [(n, c["passed"], c["label"]["passed"]) for n, c in by_node.items()] == [
@@ -121,8 +128,6 @@ def test_agreeing_candidates_outvote_the_lone_approval_on_two_recorded_flash_run
         ]
         assert rec["outvoted"] == "n2" and rec["final_node"] in ("n0", "n1") and rec["final"]["passed"]
         assert any("n2, approved on the judge's reading alone, agreed with neither" in n for n in rec["notes"])
-    totals = model.ledger.totals()
-    assert totals.cached_calls == totals.calls  # all from the recordings
 
 
 REWRITE = Path(__file__).parent / "fixtures" / "llm" / "relay_flash_rewrite"
@@ -132,16 +137,7 @@ def test_the_direct_rewrite_stands_when_the_judge_approves_nothing_on_two_record
     """``acts:tree`` on task 101 of the eighth measured draw (seed 20261207) and task 126 of the ninth (20261208),
     recorded through the relay. The judge approved no candidate; the best-scored refuted one fails the scorer, and
     the direct rewrite from the request, which now stands, passes."""
-    from actsagent.birdcritic.judge_bench import run_task
-    from actsagent.birdcritic.runner import make_task_runner
-    from actsagent.birdcritic.systems import make_system
-    from actsagent.birdcritic.tasks import load_tasks
-
-    model = _replay_model(REWRITE)
-    tasks = load_tasks("flash", ids=["101", "126"])
-    runner = make_task_runner("flash", make_system("acts:tree", "flash", model=model), tasks)
-    for task in tasks:
-        rec = run_task(runner, task)
+    for rec in _tree_records(REWRITE, ["101", "126"]):
         assert rec["error"] is None and rec["agent_status"] == "best_effort", rec
         cands = rec["candidates"]
         assert not any(c["passed"] for c in cands)  # the judge approved nothing
@@ -149,5 +145,3 @@ def test_the_direct_rewrite_stands_when_the_judge_approves_nothing_on_two_record
         assert not top["label"]["passed"] and top["node"] != rec["final_node"]
         assert rec["final"]["passed"] and rec["outvoted"] is None
         assert f"the direct rewrite from the request ({rec['final_node']}) stands" in " ".join(rec["notes"])
-    totals = model.ledger.totals()
-    assert totals.cached_calls == totals.calls  # all from the recordings

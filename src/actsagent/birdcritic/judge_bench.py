@@ -312,7 +312,7 @@ def tier(c: dict[str, Any]) -> str:
     """Which kind of approval a candidate got (one of ``TIERS``)."""
     if not c["passed"]:
         return TIERS[3]
-    return TIERS[0] if c.get("confirmed") else TIERS[1] if c.get("corroborated") else TIERS[2]
+    return TIERS[0] if verified(c) else TIERS[1] if c.get("corroborated") else TIERS[2]
 
 
 def judge_figures(candidates: list[dict[str, Any]], *, verified_only: bool = False) -> dict[str, Any]:

@@ -59,6 +59,11 @@ class CandidateRecord(BaseModel):
         return how + (f", reading: {self.hypothesis}" if self.hypothesis else "")
 
     @property
+    def sound(self) -> bool:
+        """It executes, returns rows and fails no check: nothing but a reading of it speaks against it."""
+        return self.executes and not self.empty and not self.failed_checks
+
+    @property
     def failed_checks(self) -> int:
         return len(self.verification.with_status("failed")) if self.verification else 0
 
@@ -106,11 +111,7 @@ def plain_rewrite(cands: Candidates) -> CandidateRecord | None:
     exchanges, returning this rewrite instead of the best-scored refuted candidate changed 5 answers of the 221 tasks
     that replay fully, 3 from failing to passing and none the other way."""
     return next(
-        (
-            c
-            for c in cands.items
-            if c.strategy == "rewrite" and not c.hypothesis and c.executes and not c.empty and not c.failed_checks
-        ),
+        (c for c in cands.items if c.strategy == "rewrite" and not c.hypothesis and c.sound),
         None,
     )
 
@@ -127,11 +128,7 @@ def outvoting(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecor
     mine = chosen.verification
     if chosen.status == "verified" or chosen.verdict.corroborated or mine is None:
         return []
-    sound = [
-        c
-        for c in cands.items
-        if c.node != chosen.node and c.executes and not c.empty and c.verification is not None and not c.failed_checks
-    ]
+    sound = [c for c in cands.items if c.node != chosen.node and c.sound and c.verification is not None]
     if any(agree(mine, c.verification) for c in sound):  # type: ignore[arg-type]
         return []
     groups = [[d for d in sound if d is c or agree(c.verification, d.verification)] for c in sound]  # type: ignore[arg-type]
