@@ -103,6 +103,39 @@ def compare_cmd(
     console.print(f"report: {escape(str(out / 'compare.md'))}")
 
 
+@bc.command("headroom")
+def headroom_cmd(
+    runs: list[Path] = typer.Argument(..., help="output folders of `actsagent birdcritic run`, one system each"),
+    out: Path = typer.Option(
+        Path("birdcritic_headroom"), "--out", help="folder for headroom.json/.md, headroom_data.json and headroom.png"
+    ),
+    k: int = typer.Option(3, "--k", min=1, max=9, help="answers per task for the sampling figures"),
+    reference: str = typer.Option("single_shot", "--reference", help="the system the headroom is measured from"),
+    json_out: bool = typer.Option(False, "--json", help="print the figures as JSON"),
+) -> None:
+    """Pool many runs' answers per task: what voting on k answers, a perfect choice among them, or among every
+    answer given could reach, against a reference system."""
+    from rich.markup import escape
+
+    from actsagent.birdcritic.headroom import headroom, write
+    from actsagent.cli._common import console, err_console, print_json, rows_table
+
+    result = headroom(runs, k=k, reference=reference)
+    report = write(result, out)
+    for w in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(w)}")
+    if json_out:
+        print_json(result)
+        return
+    for key, value in report.summary.items():  # system names come from the result files: text, never markup
+        console.print(escape(f"{key}: {value}"))
+    t = report.tables[0]
+    console.print(
+        rows_table([escape(c) for c in t.columns], [[escape(str(v)) for v in r] for r in t.rows], title=escape(t.title))
+    )
+    console.print(f"report: {escape(str(out / 'headroom.md'))}")
+
+
 def _split(ids: list[str] | None) -> list[str] | None:
     if not ids:
         return None
