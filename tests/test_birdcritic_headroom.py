@@ -56,6 +56,14 @@ def test_figures_follow_the_pooled_answers(runs):
     # single-shot: task 1 always, task 4 once in three
     assert (single.p1, single.majority_k, single.any_k) == (pytest.approx(26.67), 20.0, 40.0)
     assert h.ever_passed == ["1", "2", "3", "4"] and h.never_passed == ["5"]
+    assert (h.reference_tasks, h.reference_ever) == (5, 4)
+
+
+def test_the_headroom_is_over_the_reference_tasks_only(runs, tmp_path):
+    other = _run(tmp_path / "other", "baseline:x", [0, 0, 0, 0, 1, 1])  # passes task 5 and a task 6 nobody else has
+    h = headroom([*runs, other])
+    assert h.tasks == 6 and h.never_passed == []
+    assert (h.reference_tasks, h.reference_ever) == (5, 5)  # task 6 is not in single-shot's share
 
 
 def test_counting_matches_enumerating_the_subsets():
@@ -71,7 +79,7 @@ def test_counting_matches_enumerating_the_subsets():
 
 def test_tasks_with_fewer_than_k_answers_leave_the_k_figures(runs, tmp_path):
     h = headroom([runs[0], runs[3]], k=2)
-    assert all(s.tasks_k == 0 and s.p1 == 0.0 for s in h.systems)
+    assert all(s.tasks_k == 0 and s.p1 is None and s.any_k is None for s in h.systems)
     assert any("no system has 2 answers" in w for w in h.warnings)
     assert h.ever_passed == ["1", "2", "3", "4"]  # the ceiling still counts every answer
 

@@ -43,9 +43,9 @@ class SystemHeadroom(BaseModel):
     tasks: int  # tasks it answered at least once
     answers: int
     tasks_k: int  # tasks with at least k of its answers (the k-figures are over these)
-    p1: float
-    majority_k: float
-    any_k: float
+    p1: float | None  # None: no task with k of its answers
+    majority_k: float | None
+    any_k: float | None
     ever: int
     never: int
     always: int
@@ -61,6 +61,9 @@ class Headroom(BaseModel):
     systems: list[SystemHeadroom]
     ever_passed: list[str]  # tasks any answer of any system passes
     never_passed: list[str]
+    # over the tasks the reference has at least k answers to (its p1 is over these): how many some answer passes
+    reference_tasks: int = 0
+    reference_ever: int = 0
     warnings: list[str] = []
 
 
@@ -106,6 +109,7 @@ def headroom(paths: Sequence[str | Path], *, k: int = 3, reference: str | None =
         warnings.append(f"no system has {k} answers to one task: the k-figures are empty (lower k or give more runs)")
     tasks = set().union(*(set(t) for t in answers.values()))
     ever = {t for t in tasks if any(any(answers[s].get(t, [])) for s in answers)}
+    ref_tasks = {t for t, v in answers[reference].items() if len(v) >= k} if reference is not None else set()
     return Headroom(
         k=k,
         reference=reference,
@@ -115,6 +119,8 @@ def headroom(paths: Sequence[str | Path], *, k: int = 3, reference: str | None =
         systems=systems,
         ever_passed=_id_order(ever),
         never_passed=_id_order(tasks - ever),
+        reference_tasks=len(ref_tasks),
+        reference_ever=len(ref_tasks & ever),
         warnings=warnings,
     )
 
@@ -137,8 +143,8 @@ def _system(name: str, runs: int, per_task: dict[str, list[bool]], k: int) -> Sy
     )
 
 
-def _mean_pct(xs: list[float]) -> float:
-    return round(100 * statistics.fmean(xs), 2) if xs else 0.0
+def _mean_pct(xs: list[float]) -> float | None:
+    return round(100 * statistics.fmean(xs), 2) if xs else None
 
 
 def to_report(h: Headroom, out_dir: Path | None = None) -> Report:
@@ -165,9 +171,9 @@ def to_report(h: Headroom, out_dir: Path | None = None) -> Report:
                 s.answers,
                 s.tasks,
                 s.tasks_k,
-                s.p1,
-                s.majority_k,
-                s.any_k,
+                _cell(s.p1),
+                _cell(s.majority_k),
+                _cell(s.any_k),
                 s.ever,
                 s.never,
                 s.always,
@@ -184,9 +190,11 @@ def to_report(h: Headroom, out_dir: Path | None = None) -> Report:
         "tasks every answer fails": f"{len(h.never_passed)} ({_pct(len(h.never_passed), h.tasks)}%)",
     }
     ref = next((s for s in h.systems if s.system == h.reference), None)
-    if ref is not None and ref.tasks_k:
-        ceiling = _pct(len(h.ever_passed), h.tasks)
-        summary[f"{ref.system}: p1"] = f"{ref.p1}%"
+    if ref is not None and ref.p1 is not None and ref.majority_k is not None and ref.any_k is not None:
+        ceiling = _pct(h.reference_ever, h.reference_tasks)
+        summary[f"{ref.system}: tasks with >= {h.k} answers"] = h.reference_tasks
+        summary[f"{ref.system}: p1 on them"] = f"{ref.p1}%"
+        summary["some answer of any run passes, on them"] = f"{h.reference_ever} ({ceiling}%)"
         summary[f"headroom over {ref.system}: any answer of any run"] = f"{round(ceiling - ref.p1, 2)} points"
         summary[f"{ref.system}: majority of {h.k} - p1"] = f"{round(ref.majority_k - ref.p1, 2)} points"
         summary[f"{ref.system}: any of {h.k} - p1"] = f"{round(ref.any_k - ref.p1, 2)} points"
@@ -210,9 +218,13 @@ def to_report(h: Headroom, out_dir: Path | None = None) -> Report:
             "Runs of different days and code versions are pooled: the figures measure whoever answered them.",
         ],
     )
-    if out_dir is not None and h.systems:
+    if out_dir is not None and any(s.p1 is not None for s in h.systems):
         report.plots = [str(_plot(h, Path(out_dir) / f"{STEM}.png"))]
     return report
+
+
+def _cell(v: float | None) -> float | str:
+    return "-" if v is None else v
 
 
 def _plot(h: Headroom, path: Path) -> Path:
@@ -224,20 +236,26 @@ def _plot(h: Headroom, path: Path) -> Path:
 
     kinds = [("p1", "p1"), (f"majority of {h.k}", "majority_k"), (f"any of {h.k}", "any_k")]
     width = 0.8 / len(kinds)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(h.systems)), 4))
+    shown = [s for s in h.systems if s.p1 is not None]
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.6 * len(shown)), 4.4))
     for j, (label, attr) in enumerate(kinds):
-        xs = [i + (j - 1) * width for i in range(len(h.systems))]
-        vals = [getattr(s, attr) for s in h.systems]
+        xs = [i + (j - 1) * width for i in range(len(shown))]
+        vals = [getattr(s, attr) for s in shown]
         ax.bar(xs, vals, width=width, label=label)
         for x, v in zip(xs, vals):
             ax.text(x, v + 1, f"{v:.0f}", ha="center", fontsize=7)
-    ceiling = _pct(len(h.ever_passed), h.tasks)
-    ax.axhline(ceiling, color="black", linestyle="--", linewidth=1, label=f"some answer passes ({ceiling:.0f}%)")
-    ax.set_xticks(range(len(h.systems)), [s.system[:24] for s in h.systems], fontsize=8)
+    if h.reference_tasks:
+        ceiling, where = _pct(h.reference_ever, h.reference_tasks), f"of {h.reference}'s tasks"
+    else:
+        ceiling, where = _pct(len(h.ever_passed), h.tasks), "of all tasks"
+    ax.axhline(
+        ceiling, color="black", linestyle="--", linewidth=1, label=f"some answer passes ({ceiling:.0f}% {where})"
+    )
+    ax.set_xticks(range(len(shown)), [s.system[:24] for s in shown], fontsize=8)
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of tasks")
     ax.set_title(f"Headroom: {h.answers} answers to {h.tasks} tasks from {h.runs} runs", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
