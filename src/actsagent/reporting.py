@@ -84,6 +84,26 @@ class Report(BaseModel):
         return jp, mp
 
 
+def write_with_data(report: Report, data: BaseModel, out_dir: str | Path, stem: str) -> Report:
+    """``<stem>.json`` / ``<stem>.md`` (the report for people) and ``<stem>_data.json`` (the typed figures behind
+    it, for scripts and later pooling)."""
+    out = Path(out_dir)
+    report.write(out, stem=stem)
+    (out / f"{stem}_data.json").write_text(data.model_dump_json(indent=2))
+    return report
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Lay out, write (creating the folder) and close a matplotlib figure: an open figure per report leaks."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from actsagent.birdcritic.runner import CATEGORIES, RESULTS_FILE, _pct
 from actsagent.errors import UserError
-from actsagent.reporting import Report, ReportTable, ResultLog
+from actsagent.reporting import Report, ReportTable, ResultLog, save_figure, write_with_data
 
 STEM = "compare"
 
@@ -297,17 +297,9 @@ def plot_categories(cmp: Comparison, path: Path) -> Path:
     ax.set_ylabel("passed (% of shared tasks)")
     ax.set_title(f"BIRD-CRITIC runs on {cmp.tasks_compared} shared tasks", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def write(cmp: Comparison, out_dir: str | Path) -> Report:
     """``compare.json`` / ``compare.md`` (the report), ``compare_by_category.png``, ``compare_data.json`` (the model)."""
-    out = Path(out_dir)
-    report = to_report(cmp, out)
-    report.write(out, stem=STEM)
-    (out / f"{STEM}_data.json").write_text(cmp.model_dump_json(indent=2))
-    return report
+    return write_with_data(to_report(cmp, Path(out_dir)), cmp, out_dir, STEM)

@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from actsagent.birdcritic.compare import _id_order, load_run
 from actsagent.birdcritic.runner import _pct
 from actsagent.errors import UserError
-from actsagent.reporting import Report, ReportTable
+from actsagent.reporting import Report, ReportTable, save_figure, write_with_data
 
 STEM = "headroom"
 
@@ -256,17 +256,9 @@ def _plot(h: Headroom, path: Path) -> Path:
     ax.set_ylabel("% of tasks")
     ax.set_title(f"Headroom: {h.answers} answers to {h.tasks} tasks from {h.runs} runs", fontsize=9)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def write(h: Headroom, out_dir: str | Path) -> Report:
     """``headroom.json`` / ``headroom.md`` (the report), ``headroom.png`` and ``headroom_data.json`` (the model)."""
-    out = Path(out_dir)
-    report = to_report(h, out)
-    report.write(out, stem=STEM)
-    (out / f"{STEM}_data.json").write_text(h.model_dump_json(indent=2))
-    return report
+    return write_with_data(to_report(h, Path(out_dir)), h, out_dir, STEM)
