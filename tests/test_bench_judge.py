@@ -166,7 +166,7 @@ def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
             "n2": _node(
                 "n2", 3, {"passed": True, "method": "execution_only"}, ["UPDATE t SET a = 1", "SELECT a FROM t"]
             ),
-            "n1": _node("n1", 2, verdict, "SELECT 1"),
+            "n1": _node("n1", 2, verdict, "SELECT 1").model_copy(update={"hypothesis": "per day"}),
             "n4": PlanNode(
                 id="n4",
                 tool="run_sql",
@@ -187,9 +187,12 @@ def test_the_adapter_reads_verdicts_from_any_node_of_the_tree():
     assert first.sql == ["SELECT 1"] and not first.passed and first.semantic_score == 4.2
     assert first.scores == {"columns": 4.0, "granularity": 5.0, "joins": 6.0, "logic": 7.0, "entailment": 3.0}
     assert first.reasons == ["columns: x"] and not first.final
+    assert (first.strategy, first.hypothesis) == ("minimal_edit", "per day")  # how it was written, under what reading
     assert second.sql == ["UPDATE t SET a = 1", "SELECT a FROM t"] and second.passed and second.final
     assert second.method == "execution_only" and second.semantic_score is None
-    assert third.sql == ["SELECT 3"] and third.method == "checks"
+    assert (
+        third.sql == ["SELECT 3"] and third.method == "checks" and third.strategy is None
+    )  # not a generate_sql output
     assert judged_candidates(object()) == []  # not the agent: nothing judged
 
 

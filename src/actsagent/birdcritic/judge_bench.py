@@ -33,6 +33,7 @@ from actsagent.birdcritic.runner import (
 from actsagent.birdcritic.scorer import ScoreResult
 from actsagent.birdcritic.tasks import PublicTask
 from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress
+from actsagent.tools import GenerateSqlOutput
 from actsagent.tools.judge import Score
 
 LOG_FILE = "bench_judge.jsonl"
@@ -61,6 +62,8 @@ class JudgedCandidate(BaseModel):
     checks: dict[str, int] = Field(default_factory=dict)  # check results by status
     judge_verdict: str | None = None  # the model's own word: correct, wrong or unsure
     final: bool = False
+    strategy: str | None = None  # how a generate_sql candidate was written: minimal_edit or rewrite
+    hypothesis: str = ""  # the reading it was written under, if any
 
 
 def judged_candidates(run: Any) -> list[JudgedCandidate]:
@@ -101,6 +104,8 @@ def judged_candidates(run: Any) -> list[JudgedCandidate]:
                 checks=dict(Counter(c.status for c in verdict.checks)),
                 judge_verdict=verdict.scores.verdict if verdict.scores is not None else None,
                 final=node.id == final,
+                strategy=node.output.strategy if isinstance(node.output, GenerateSqlOutput) else None,
+                hypothesis=node.hypothesis,
             )
         )
     return out
