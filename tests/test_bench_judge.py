@@ -232,19 +232,25 @@ def test_the_summary_counts_final_answers_chosen_by_outvoting_and_who_was_right(
     def cand(node: str, judged: bool, passes: bool, final: bool = False) -> dict:
         return {"node": node, "passed": judged, "final": final, "method": "llm", "label": {"passed": passes}}
 
-    def task(i: int, outvoted: str | None, cands: list[dict]) -> dict:
+    def task(i: int, outvoted: str | None, cands: list[dict], alternatives: list[str] | None = None) -> dict:
         final = next(c for c in cands if c["final"])
         return {
             "instance_id": i, "category": "Query", "status": "done", "agent_status": "best_effort",
             "outvoted": outvoted, "candidates": cands, "final": final["label"], "final_judged": final["passed"],
+            "alternatives": alternatives or [],
             "llm_calls": 5, "tokens": 100, "total_s": 1.0,
         }  # fmt: skip
 
     records = [
         task(1, "n2", [cand("n0", False, True, final=True), cand("n1", False, True), cand("n2", True, False)]),
-        task(2, "n2", [cand("n0", False, False, final=True), cand("n1", False, False), cand("n2", True, True)]),
+        task(2, "n2", [cand("n0", False, False, final=True), cand("n1", False, False), cand("n2", True, True)], ["n2"]),
         task(3, None, [cand("n0", True, True, final=True)]),
+        task(4, None, [cand("n0", True, True, final=True), cand("n1", False, False)], ["n1"]),
     ]
     s = summarize(records, name="t", config={}).summary
     assert s["final answers chosen by outvoting"] == 2
     assert s["outvoting: final answer passes"] == 1 and s["outvoting: the replaced choice passes"] == 1
+    # the runs named other readings twice: once the answer failed and the named reading passes, once the answer passed
+    assert s["answers with other readings named"] == 2
+    assert s["other readings named: the answer fails and a named reading passes"] == 1
+    assert s["other readings named: the answer passes"] == 1

@@ -108,12 +108,11 @@ def test_bad_inputs_are_one_clear_error(runs, tmp_path):
     with pytest.raises(UserError, match="several systems"):
         headroom([*runs, mixed])
     # hostile lines are left out and counted; markup in a system name is printed as text
-    odd = _run(tmp_path / "odd", "[bold]x", [1, 1], extra='[1]\n{"instance_id": null}\nnot json\n')
+    odd = _run(tmp_path / "odd", "[b]x", [1, 1], extra='[1]\n{"instance_id": null}\nnot json\n')
     h = headroom([*runs, odd])
-    assert any("2 line(s)" in w for w in h.warnings) and "[bold]x" in {s.system for s in h.systems}
-    wide = CliRunner(env={"COLUMNS": "200"})
-    res = wide.invoke(app, ["birdcritic", "headroom", *map(str, runs), str(odd), "--out", str(tmp_path / "o")])
-    assert res.exit_code == 0 and "[bold]x" in res.stdout
+    assert any("2 line(s)" in w for w in h.warnings) and "[b]x" in {s.system for s in h.systems}
+    res = CliRunner().invoke(app, ["birdcritic", "headroom", *map(str, runs), str(odd), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0 and "[b]x" in res.stdout
 
 
 def test_cli_error_is_one_line_without_traceback(capsys, tmp_path):

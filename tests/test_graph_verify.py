@@ -252,6 +252,7 @@ def test_two_candidates_with_different_results_are_compared_on_the_differing_row
     # the comparison chose it, but no check the original fails confirms it: approved and unconfirmed
     assert b.status == "accepted" and b.verdict.method == "comparison" and b.verdict.passed
     assert not b.verdict.confirmed and "chosen over n0 (A)" in b.verdict.evidence[0]
+    assert run.alternatives == []  # the comparison saw both side by side and found n0 wrong: settled
 
 
 def test_agreeing_candidates_confirm_each_other_once_the_judge_approves_both(pg_db):
@@ -471,6 +472,8 @@ def test_two_candidates_the_judge_doubted_outvote_a_lone_approval_that_agrees_wi
     assert run.final_node == n1.id and run.final_sql == REWRITE  # the shorter of the two agreeing
     assert run.status == "best_effort" and lone.status != "accepted" and run.outvoted == lone.id
     assert any(f"{lone.id}, approved on the judge's reading alone, agreed with neither" in n for n in run.notes)
+    # the replaced choice is still a reading of its own: named, while n0 (same rows as the answer) is not
+    assert run.alternatives == [lone.id] and any(f"return other rows: {lone.id} (" in n for n in run.notes)
 
     # the same run in linear mode keeps the judge's choice (the rule is for the tree's independent candidates)
     written.clear()
@@ -499,6 +502,37 @@ def test_when_the_judge_approves_nothing_the_direct_rewrite_from_the_request_sta
     assert run.status == "best_effort" and run.final_node == rewrite.id and run.final_sql == REWRITE
     assert f"the direct rewrite from the request ({rewrite.id}) stands" in " ".join(run.notes)
     assert run.outvoted is None
+    assert run.alternatives == []  # the judge called the minimal edit wrong: not a reading left standing
 
     run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script), mode="linear")
     assert run.final_sql == MINIMAL
+
+
+def test_readings_left_standing_beside_an_unverified_answer_are_named(pg_db):
+    """The judge is unsure of both candidates, which return different rows, and no check settles it: the direct
+    rewrite stands and the minimal edit is named as another reading, in a note and in ``AgentRun.alternatives``.
+    A verified answer names none."""
+
+    def unsure(messages):
+        return {**scores(5, "cannot tell"), "verdict": "unsure"}
+
+    script = leaf_script({"checks": []}, MINIMAL, REWRITE, JudgeScores=unsure)
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(script))
+    minimal, rewrite = run.tree.executed()
+    assert run.final_node == rewrite.id and run.status == "best_effort"
+    assert run.alternatives == [minimal.id]
+    note = next(n for n in run.notes if n.startswith("other readings"))
+    assert f"{minimal.id} (minimal edit of the original)" in note and f"if {rewrite.id} is not what you meant" in note
+    assert AgentRun.model_validate_json(run.model_dump_json()).alternatives == [minimal.id]
+
+    # a minimal edit that returns the same rows as the answer is not another reading
+    same_rows = REWRITE.replace("GROUP BY", "LEFT JOIN customers c2 ON c2.id = c.id GROUP BY")
+    run = repair(
+        INTENT, BAD, pg_db, model=ScriptedChatModel(leaf_script({"checks": []}, same_rows, REWRITE, JudgeScores=unsure))
+    )
+    assert run.final_sql == REWRITE and len(run.tree.executed()) == 2 and run.alternatives == []
+
+    # the example in the request verifies the rewrite (the minimal edit fails it): nothing else is offered
+    run = repair(INTENT, BAD, pg_db, model=ScriptedChatModel(leaf_script({"checks": [EXAMPLE]}, MINIMAL, REWRITE)))
+    assert run.final_sql == REWRITE and run.tree.nodes[run.final_node].verdict.confirmed
+    assert run.alternatives == [] and not any(n.startswith("other readings") for n in run.notes)

@@ -485,6 +485,7 @@ def _to_run(
         final_sql_statements=statements,
         final_node=node_id,
         outvoted=final.outvoted if final else None,
+        alternatives=list(final.alternatives) if final else [],
         result=result,
         verdict=verdict,
         tree=tree,

@@ -159,6 +159,7 @@ def run_task(runner: TaskRunner, task: PublicTask) -> dict[str, Any]:
         "agent_status": getattr(run, "status", None),
         "final_node": getattr(run, "final_node", None),
         "outvoted": getattr(run, "outvoted", None),
+        "alternatives": list(getattr(run, "alternatives", None) or []),
         "final_sql": out.pred_sqls,
         "final": final,
         "final_judged": next((c["passed"] for c in candidates if c["final"]), None),
@@ -370,6 +371,7 @@ def summarize(records: list[dict[str, Any]], *, name: str, config: dict[str, Any
             1 for r in writable if not r["final"]["passed"]
         ),
         **_outvoting(done),
+        **_alternatives(done),
         "final answers accepted by the judge": final_figs["accepted"],
         "final answers: judge precision %": final_figs["precision_pct"],
         **{
@@ -509,6 +511,23 @@ def _outvoting(done: list[dict[str, Any]]) -> dict[str, int]:
         "final answers chosen by outvoting": len(out),
         "outvoting: final answer passes": sum(1 for r in out if r["final"]["passed"]),
         "outvoting: the replaced choice passes": sum(1 for c in replaced if c["label"]["passed"]),
+    }
+
+
+def _alternatives(done: list[dict[str, Any]]) -> dict[str, int]:
+    """How often the run named other readings beside its answer, and whether a user choosing among them could have
+    won a task the answer fails."""
+    named = [r for r in done if r.get("alternatives")]
+
+    def passes(r: dict[str, Any]) -> bool:
+        return any(c["label"]["passed"] for c in r["candidates"] if c["node"] in r["alternatives"])
+
+    return {
+        "answers with other readings named": len(named),
+        "other readings named: the answer fails and a named reading passes": sum(
+            1 for r in named if not r["final"]["passed"] and passes(r)
+        ),
+        "other readings named: the answer passes": sum(1 for r in named if r["final"]["passed"]),
     }
 
 

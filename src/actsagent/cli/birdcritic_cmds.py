@@ -130,8 +130,13 @@ def headroom_cmd(
     for key, value in report.summary.items():  # system names come from the result files: text, never markup
         console.print(escape(f"{key}: {value}"))
     t = report.tables[0]
+    keep = [i for i, c in enumerate(t.columns) if c not in ("tasks", f"tasks >={k}", "always", "mixed")]  # in the .md
     console.print(
-        rows_table([escape(c) for c in t.columns], [[escape(str(v)) for v in r] for r in t.rows], title=escape(t.title))
+        rows_table(
+            [escape(t.columns[i]) for i in keep],
+            [[escape(str(r[i])) for i in keep] for r in t.rows],
+            title=escape(t.title),
+        )
     )
     console.print(f"report: {escape(str(out / 'headroom.md'))}")
 

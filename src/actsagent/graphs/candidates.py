@@ -138,6 +138,32 @@ def outvoting(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecor
     return sorted(best, key=lambda c: (len(statements_text(c.sql)), c.order))
 
 
+def alternatives(cands: Candidates, chosen: CandidateRecord, *, limit: int = 3) -> list[CandidateRecord]:
+    """Other readings still standing beside an answer no check confirmed, best first, one per distinct result.
+
+    They execute with rows, fail no check, return results of their own (the chosen SQL's differ on some scenario)
+    and no judgement found them wrong: not the judge's own word, not a side-by-side comparison. Where readings
+    split and no evidence settles it, the user is the one who knows: the run names them rather than hiding them
+    behind one choice (on BIRD-CRITIC flash, a quarter of the tasks are never passed by any system, mostly
+    because the request allows another reading than the one its author meant)."""
+    mine = chosen.verification
+    if chosen.status == "verified" or mine is None:
+        return []
+    out: list[CandidateRecord] = []
+    for c in sorted(cands.items, key=CandidateRecord.rank, reverse=True):
+        theirs = c.verification
+        if c.node == chosen.node or not c.sound or theirs is None:
+            continue
+        if (c.verdict.method == "comparison" and not c.verdict.passed) or (
+            c.verdict.scores is not None and c.verdict.scores.verdict == "wrong"
+        ):
+            continue
+        if agree(mine, theirs) or any(agree(o.verification, theirs) for o in out):  # type: ignore[arg-type]
+            continue
+        out.append(c)
+    return out[:limit]
+
+
 def confirming_checks(ver: Verification, original: Verification | None) -> list[str]:
     """Checks with data the request fixes (its example, the state it asks for, speed) that this SQL passes and the
     original SQL fails (or cannot run on at all): a pass the original would also get does not show the fix is

@@ -88,6 +88,7 @@ class AgentRun(BaseModel):
     final_sql_statements: list[str] = Field(default_factory=list)
     final_node: str | None = None
     outvoted: str | None = None  # the judge's unconfirmed choice, replaced by agreeing candidates (see the notes)
+    alternatives: list[str] = Field(default_factory=list)  # nodes of other readings that run and return other rows
     result: QueryResult | DbError | None = Field(default=None, discriminator="ok")
     verdict: Verdict | None = None
     tree: PlanTree = Field(default_factory=PlanTree)

@@ -79,6 +79,7 @@ class Final(BaseModel):
     node: str | None = None
     reason: str
     outvoted: str | None = None  # the unconfirmed choice that agreeing candidates replaced (candidates.outvoting)
+    alternatives: list[str] = Field(default_factory=list)  # other readings still standing (candidates.alternatives)
 
 
 class TreeState(BaseModel):

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from actsagent.graphs.candidates import (
     CandidateRecord,
     Candidates,
+    alternatives,
     confirming_checks,
     doubted_checks,
     outvoting,
@@ -967,7 +968,8 @@ def _finish(rt: Runtime, state: TreeState, reason: str, node_id: str | None) -> 
         status = "best_effort"
     else:
         status = "failed"
-    state.final = Final(status=status, node=chosen, reason=reason, outvoted=outvoted)
+    others = _alternatives(rt, state, rec)
+    state.final = Final(status=status, node=chosen, reason=reason, outvoted=outvoted, alternatives=others)
     for n in tree.nodes.values():  # one ★: other verified candidates stay readable by their verdicts
         if n.status == "accepted" and n.id != chosen:
             n.status = "done"
@@ -1001,6 +1003,22 @@ def _outvoted_by(rt: Runtime, state: TreeState, rec: CandidateRecord) -> list[Ca
             f"{rec.node}, approved on the judge's reading alone, agreed with neither: {group[0].node} is returned"
         )
     return group
+
+
+def _alternatives(rt: Runtime, state: TreeState, rec: CandidateRecord | None) -> list[str]:
+    """Other readings still standing beside an unverified answer (``candidates.alternatives``), named in a note so
+    the user sees the split wherever the run is shown (CLI, copilot, MCP). Not without a model: the LLM-free
+    fallback writes no alternatives, only repairs."""
+    if rec is None or rt.model is None:
+        return []
+    found = alternatives(state.candidates, rec)
+    if found:
+        state.notes.append(
+            "other readings also run cleanly and return other rows: "
+            + "; ".join(f"{c.node} ({c.origin})" for c in found)
+            + f". No check settles it: if {rec.node} is not what you meant, one of them may be"
+        )
+    return [c.node for c in found]
 
 
 def _fault_text(e: BaseException) -> str:
