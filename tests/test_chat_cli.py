@@ -65,6 +65,7 @@ def test_chat_streams_steps_sql_rows_and_asks_back(tmp_path):
     assert "the copilot asks" in text and "Which orders should count as revenue?" in text
     assert "1. all orders, whatever their status" in text and "2. only PAID orders" in text
     assert "you answered: only PAID orders" in text
+    assert "note: user clarified 'revenue': only PAID orders" in text  # the run's notes come with its answer
     assert "o.status = 'PAID'" in text
     assert "unknown command /bogus" in text
     (n_customers,) = db.execute("SELECT count(*) FROM customers").rows[0]

@@ -157,8 +157,11 @@ def test_clarification_offers_the_readings_and_resumes_on_the_click(page, copilo
     expect(turn.locator("[data-testid=plan-node][data-status=skipped]")).to_contain_text("all orders")
     expect(turn.locator("[data-testid=plan-node][data-status=accepted]")).to_contain_text("only PAID orders")
     expect(turn.locator("[data-testid=result-table] tbody tr")).not_to_have_count(0)
+    # the run's notes are shown with the answer, as text
+    expect(turn.get_by_test_id("run-notes")).to_contain_text("user clarified 'revenue': only PAID orders")
     page.reload()
     expect(page.get_by_test_id("clarify-answer")).to_have_text("You answered: only PAID orders")
+    expect(page.get_by_test_id("run-notes").last).to_contain_text("user clarified")
     expect(page.get_by_test_id("final-sql")).to_contain_text("o.status = 'PAID'")
 
 

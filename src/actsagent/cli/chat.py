@@ -193,9 +193,11 @@ class ChatSession:
                     Panel(Syntax(sql, "sql", word_wrap=True, theme="ansi_dark"), title="SQL", border_style="blue"),
                     soft_wrap=False,
                 )
-            verdict = "best candidate so far (budget ran out)" if d.get("best_effort") else d.get("verdict")
+            verdict = "best effort: nothing confirmed it (see the notes)" if d.get("best_effort") else d.get("verdict")
             if verdict:
                 c.print(Text(str(verdict), style="dim"))
+            for n in (d.get("notes") or [])[:8]:  # why the run ended as it did, e.g. other readings left standing
+                c.print(Text(f"  note: {n}", style="dim"))
         elif ev.type == "result":
             self._table(ResultView.model_validate(d.get("result") or {}))
         elif ev.type == "answer":

@@ -463,7 +463,8 @@
     var f = st.final || {};
     var sec = h("div", { "class": "sql-sec", "data-testid": "final-sql-section" });
     var verdict = null;
-    if (f.best_effort) verdict = h("span", { "class": "verdict warn", text: "best candidate so far (budget ran out)" });
+    if (f.best_effort) verdict = h("span", { "class": "verdict warn", "data-testid": "best-effort",
+      text: "best effort: nothing confirmed it", title: "no check or judge approval settled this answer: see the notes below" });
     else if (f.verdict) verdict = h("span", { "class": "verdict" + (f.verdict_ok === false ? " warn" : ""), text: f.verdict, title: f.verdict });
     var head = h("div", { "class": "sec-head" }, [h("span", { "class": "sec-title", text: "SQL" }), verdict,
       h("span", { "class": "spacer" }),
@@ -495,6 +496,10 @@
     } else {
       sec.appendChild(h("pre", { "class": "sql", "data-testid": "final-sql", html: markedSQL(sql, st.errorPos) }));
     }
+    // why the run ended as it did (other readings left standing, a draft that stood, outvoting): text, never HTML
+    var notes = (f.notes || []).filter(function (n) { return typeof n === "string" && n; }).slice(0, 8);
+    if (notes.length) sec.appendChild(h("ul", { "class": "run-notes", "data-testid": "run-notes" },
+      notes.map(function (n) { return h("li", { text: n }); })));
     return sec;
   }
 
