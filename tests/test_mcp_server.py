@@ -213,3 +213,27 @@ def test_cli_refuses_a_public_bind_without_a_token_and_names_the_missing_extra(m
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
     res = runner.invoke(app, ["mcp"])
     assert isinstance(res.exception, UserError) and "pip install 'actsagent[mcp]'" in str(res.exception)
+
+
+def test_http_repair_names_the_other_readings_left_standing_with_their_sql(pg_db):
+    """The judge is unsure of both candidates and no check settles it: the client gets the answer and, typed, the
+    other reading with its SQL (the minimal edit, which returns other rows)."""
+    import test_graph_verify as gv
+
+    def unsure(messages):
+        return {**gv.scores(5, "cannot tell"), "verdict": "unsure"}
+
+    script = gv.leaf_script({"checks": []}, gv.MINIMAL, gv.REWRITE, JudgeScores=unsure)
+    server = build_server(pg_db, model=ScriptedChatModel(script))
+    with _http_server(http_app(server, token=TOKEN)) as url:
+
+        async def session():
+            async with _http(url) as client:
+                return await client.call_tool("repair_sql", {"intent": gv.INTENT, "sql": gv.BAD})
+
+        done = anyio.run(session)
+    data = done.structured_content
+    assert data["status"] == "best_effort" and data["final_sql"] == gv.REWRITE
+    (alt,) = data["alternatives"]
+    assert alt["sql"] == gv.MINIMAL and alt["node"] != "" and alt["written_as"]
+    assert f"return other rows: {alt['node']} (minimal edit of the original)" in done.content[0].text

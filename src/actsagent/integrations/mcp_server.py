@@ -40,6 +40,7 @@ from actsagent.tools import (
     SafeqlRefineOutput,
     ToolInputError,
 )
+from actsagent.tools._sqltext import statements_text
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 _PROGRESS_EVENTS = {"plan", "node_start", "node_end", "candidate", "clarify"}
@@ -49,6 +50,14 @@ _INSTRUCTIONS = (
     "refine_sql and repair_sql fix failing queries. A paused repair_sql/ask result asks a question: "
     "call the same tool again with its thread_id and your answer."
 )
+
+
+class AlternativeReading(BaseModel):
+    """Another reading left standing beside an unverified answer: it runs cleanly and returns other rows."""
+
+    node: str
+    sql: str
+    written_as: str  # the plan node's description: how it was written, or the reading it follows
 
 
 class AgentReport(BaseModel):
@@ -63,6 +72,7 @@ class AgentReport(BaseModel):
     next_step: str | None = None
     plan_tree: str = ""
     notes: list[str] = Field(default_factory=list)
+    alternatives: list[AlternativeReading] = Field(default_factory=list)
     llm_calls: int = 0
     tokens: int = 0
 
@@ -84,6 +94,7 @@ class AgentReport(BaseModel):
             next_step=step,
             plan_tree=run.tree.render_text(),
             notes=run.notes,
+            alternatives=_alternatives(run),
             llm_calls=run.usage.llm_calls,
             tokens=run.usage.prompt_tokens + run.usage.completion_tokens,
         )
@@ -100,6 +111,22 @@ class AgentReport(BaseModel):
         elif self.result is not None:
             lines.append(f"{self.result.row_count} row(s); columns: {', '.join(c.name for c in self.result.columns)}")
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+
+def _alternatives(run: AgentRun) -> list[AlternativeReading]:
+    out = []
+    for nid in run.alternatives:
+        node = run.tree.nodes.get(nid)
+        sql = node.output.produced_sql() if node is not None and node.output is not None else None
+        if node is not None and sql:
+            out.append(
+                AlternativeReading(
+                    node=nid,
+                    sql=sql if isinstance(sql, str) else statements_text(sql),
+                    written_as=node.hypothesis or node.description,
+                )
+            )
+    return out
 
 
 def build_server(db: Database, *, model: Any = None, max_rows: int = 50, max_nodes: int = 24) -> MCPServer:
