@@ -31,7 +31,7 @@ from actsagent.config import Limits
 from actsagent.db import admin
 from actsagent.db.sandbox import sandbox
 from actsagent.errors import DatabaseUnavailable
-from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress
+from actsagent.reporting import Report, ReportTable, ResultLog, batch_progress, save_figure
 
 if TYPE_CHECKING:
     from actsagent.graphs.models import AgentEvent
@@ -456,11 +456,7 @@ def _plots(records: list[dict[str, Any]], out_dir: Path, *, title: str) -> list[
     ax.set_title(f"Accuracy by category: {title}", fontsize=9)
     for i, v in enumerate(acc):
         ax.text(i, v + 1, f"{v:.1f}", ha="center", fontsize=8)
-    fig.tight_layout()
-    p = out_dir / "accuracy_by_category.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    paths.append(str(p))
+    paths.append(str(save_figure(fig, out_dir / "accuracy_by_category.png")))
 
     scored = [r for r in records if r.get("status") != "unsupported"]
     for field, label, fname in (
@@ -474,9 +470,5 @@ def _plots(records: list[dict[str, Any]], out_dir: Path, *, title: str) -> list[
         ax.set_xlabel("task (in run order); green = passed, red = failed")
         ax.set_ylabel(label)
         ax.set_title(f"{label}: {title}", fontsize=9)
-        fig.tight_layout()
-        p = out_dir / fname
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(str(p))
+        paths.append(str(save_figure(fig, out_dir / fname)))
     return paths

@@ -116,6 +116,11 @@ def plain_rewrite(cands: Candidates) -> CandidateRecord | None:
     )
 
 
+def _sound_others(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecord]:
+    """The other candidates that execute with rows, fail no check and have results to compare with the choice's."""
+    return [c for c in cands.items if c.node != chosen.node and c.sound and c.verification is not None]
+
+
 def outvoting(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecord]:
     """Candidates that outvote an unconfirmed choice standing alone, best first; empty when none do.
 
@@ -128,7 +133,7 @@ def outvoting(cands: Candidates, chosen: CandidateRecord) -> list[CandidateRecor
     mine = chosen.verification
     if chosen.status == "verified" or chosen.verdict.corroborated or mine is None:
         return []
-    sound = [c for c in cands.items if c.node != chosen.node and c.sound and c.verification is not None]
+    sound = _sound_others(cands, chosen)
     if any(agree(mine, c.verification) for c in sound):  # type: ignore[arg-type]
         return []
     groups = [[d for d in sound if d is c or agree(c.verification, d.verification)] for c in sound]  # type: ignore[arg-type]
@@ -152,10 +157,8 @@ def alternatives(cands: Candidates, chosen: CandidateRecord, *, limit: int = 3) 
     if chosen.status == "verified" or mine is None:
         return []
     out: list[CandidateRecord] = []
-    for c in sorted(cands.items, key=CandidateRecord.rank, reverse=True):
+    for c in sorted(_sound_others(cands, chosen), key=CandidateRecord.rank, reverse=True):
         theirs = c.verification
-        if c.node == chosen.node or not c.sound or theirs is None:
-            continue
         if (c.verdict.method == "comparison" and not c.verdict.passed) or (
             c.verdict.scores is not None and c.verdict.scores.verdict == "wrong"
         ):
